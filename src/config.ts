@@ -1,0 +1,84 @@
+// Configuration from environment variables, validated once at start. Every variable is documented
+// in the README; a bad value stops the service with a message naming the variable.
+import os from 'node:os';
+import path from 'node:path';
+
+export interface RateWindow {
+  readonly limit: number;
+  readonly windowSeconds: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly maxFileBytes: number;
+  readonly fileLifetimeSeconds: number;
+  /** Submission limits per client; empty when switched off. */
+  readonly submitRateLimits: readonly RateWindow[];
+  /** Limit on every other request per client (polling, downloads, catalogue); empty when off. */
+  readonly readRateLimits: readonly RateWindow[];
+  readonly trustedProxies: readonly string[];
+  readonly concurrency: number;
+  readonly queueLimit: number;
+  readonly jobTimeoutSeconds: number;
+  readonly maxOutputBytes: number;
+  readonly maxImagePixels: number;
+  readonly maxAttempts: number;
+  readonly sweepIntervalSeconds: number;
+  readonly tombstoneSeconds: number;
+  readonly shutdownGraceSeconds: number;
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+const UNIT_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+
+/** Parses "20/minute,200/hour" (units: second, minute, hour, day, or a number of seconds as "90s"); "off" gives []. */
+export function parseRateLimits(name: string, text: string): RateWindow[] {
+  if (text.trim().toLowerCase() === 'off') return [];
+  return text.split(',').map((part) => {
+    const match = /^\s*(\d+)\s*\/\s*(second|minute|hour|day|\d+s)\s*$/i.exec(part);
+    if (!match) throw new ConfigError(`${name}: "${part}" is not of the form N/minute, N/hour, N/day, N/second or N/<seconds>s`);
+    const unit = match[2]!.toLowerCase();
+    const windowSeconds = UNIT_SECONDS[unit] ?? Number(unit.slice(0, -1));
+    const limit = Number(match[1]);
+    if (limit < 1 || windowSeconds < 1) throw new ConfigError(`${name}: "${part}" needs a limit and a window of at least 1`);
+    return { limit, windowSeconds };
+  });
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name}: "${raw}" must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cores = Math.max(1, os.availableParallelism());
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST?.trim() || '127.0.0.1',
+    dataDir: path.resolve(env.CONVERTD_DATA_DIR?.trim() || './data'),
+    maxFileBytes: integer(env, 'CONVERTD_MAX_FILE_BYTES', 26_214_400, 1),
+    fileLifetimeSeconds: integer(env, 'CONVERTD_FILE_LIFETIME_SECONDS', 1800, 1),
+    submitRateLimits: parseRateLimits('CONVERTD_RATE_LIMITS', env.CONVERTD_RATE_LIMITS ?? '20/minute,200/hour,1000/day'),
+    readRateLimits: parseRateLimits('CONVERTD_READ_RATE_LIMITS', env.CONVERTD_READ_RATE_LIMITS ?? '6000/minute'),
+    trustedProxies: (env.CONVERTD_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    concurrency: integer(env, 'CONVERTD_CONCURRENCY', cores, 1, 256),
+    queueLimit: integer(env, 'CONVERTD_QUEUE_LIMIT', 200, 0),
+    jobTimeoutSeconds: integer(env, 'CONVERTD_JOB_TIMEOUT_SECONDS', 300, 1),
+    maxOutputBytes: integer(env, 'CONVERTD_MAX_OUTPUT_BYTES', 268_435_456, 1),
+    maxImagePixels: integer(env, 'CONVERTD_MAX_IMAGE_PIXELS', 100_000_000, 1),
+    maxAttempts: integer(env, 'CONVERTD_MAX_ATTEMPTS', 3, 1, 100),
+    sweepIntervalSeconds: integer(env, 'CONVERTD_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
+    tombstoneSeconds: integer(env, 'CONVERTD_TOMBSTONE_SECONDS', 7 * 86400, 0),
+    shutdownGraceSeconds: integer(env, 'CONVERTD_SHUTDOWN_GRACE_SECONDS', 20, 0),
+    logLevel: env.CONVERTD_LOG_LEVEL?.trim() || 'info',
+  };
+}

@@ -1,0 +1,107 @@
+// Runs a planned route: one engine call per step, each writing a file the next step reads, with
+// one progress figure that rises across the steps and an output check after every step (exit
+// codes lie: a converter may "succeed" and write nothing, or something else).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileTypeFromFile } from 'file-type';
+import { ConvertdError } from '../errors.ts';
+import { formatCatalogue } from '../formats/catalogue.ts';
+import type { Route } from './planner.ts';
+import type { EngineLimits } from './types.ts';
+
+export interface PipelineRequest {
+  readonly route: Route;
+  readonly input: string;
+  readonly workDir: string;
+  readonly limits: EngineLimits;
+  readonly signal: AbortSignal;
+  /** Overall progress, 0..1, never decreasing. */
+  readonly onProgress: (fraction: number) => void;
+}
+
+/** How often the time-based estimate moves for engines that report no progress of their own. */
+const ESTIMATE_TICK_MS = 250;
+
+/**
+ * An honest estimate for a step whose engine reports nothing: it follows the elapsed share of
+ * the expected time but slows down as it nears the end, so that it never reaches 100% before
+ * the step really ends (1 - e^-t reaches 63% at the expected time and 95% at three times it).
+ */
+export function estimatedFraction(elapsedSeconds: number, expectedSeconds: number): number {
+  return Math.min(0.95, 1 - Math.exp(-elapsedSeconds / Math.max(0.05, expectedSeconds)));
+}
+
+export async function checkOutput(file: string, format: string, maxBytes: number): Promise<number> {
+  const stat = await fs.stat(file).catch(() => undefined);
+  if (!stat?.isFile() || stat.size === 0) {
+    throw new ConvertdError('conversion_failed', 'The converter produced no output: the file may use features it does not support.');
+  }
+  if (stat.size > maxBytes) throw new ConvertdError('output_too_large');
+  const definition = formatCatalogue.get(format);
+  if (definition?.detect === 'magic') {
+    const detected = await fileTypeFromFile(file);
+    const detectedId = detected ? formatCatalogue.resolve(detected.ext)?.id : undefined;
+    if (detectedId !== format) {
+      throw new ConvertdError('conversion_failed', `The converter produced something other than ${format}: the conversion failed.`);
+    }
+  }
+  return stat.size;
+}
+
+/** Runs every step of the route and returns the path of the final output. */
+export async function runPipeline(request: PipelineRequest): Promise<string> {
+  const { route, workDir, limits, signal } = request;
+  const totalCost = route.reduce((sum, step) => sum + step.cost, 0);
+  let doneCost = 0;
+  let current = request.input;
+  let reported = 0;
+  const report = (fraction: number) => {
+    const clamped = Math.min(1, Math.max(reported, fraction));
+    if (clamped > reported) {
+      reported = clamped;
+      request.onProgress(clamped);
+    }
+  };
+
+  for (const [index, step] of route.entries()) {
+    signal.throwIfAborted();
+    const share = step.cost / totalCost;
+    const base = doneCost / totalCost;
+    const stepProgress = (fraction: number) => report(base + share * Math.min(1, Math.max(0, fraction)));
+    const output = path.join(workDir, `step${index + 1}.${step.to}`);
+    const stepDir = path.join(workDir, `tmp${index + 1}`);
+    await fs.mkdir(stepDir, { recursive: true });
+
+    let ticker: NodeJS.Timeout | undefined;
+    if (!step.engine.reportsProgress) {
+      const inputBytes = (await fs.stat(current)).size;
+      const expected = step.engine.estimateSeconds(inputBytes, step.from, step.to);
+      const started = performance.now();
+      ticker = setInterval(() => stepProgress(estimatedFraction((performance.now() - started) / 1000, expected)), ESTIMATE_TICK_MS);
+      ticker.unref();
+    }
+    try {
+      await step.engine.convert({
+        input: current,
+        output,
+        from: step.from,
+        to: step.to,
+        workDir: stepDir,
+        onProgress: (fraction) => stepProgress(Math.min(0.99, fraction)),
+        signal,
+        limits,
+      });
+    } finally {
+      if (ticker) clearInterval(ticker);
+    }
+    signal.throwIfAborted();
+    await checkOutput(output, step.to, limits.maxOutputBytes);
+    // Intermediate files go as soon as the next step has what it needs: disk is a shared budget.
+    if (current !== request.input) await fs.rm(current, { force: true });
+    await fs.rm(stepDir, { recursive: true, force: true });
+    current = output;
+    doneCost += step.cost;
+    stepProgress(1);
+  }
+  return current;
+}

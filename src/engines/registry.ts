@@ -1,0 +1,98 @@
+// Probes the engines at start and computes, from the declarations of those that passed, the
+// public catalogue and the route planner. Nothing is advertised that did not pass its probe.
+import type { Logger } from 'pino';
+import { formatCatalogue, type FormatCatalogue } from '../formats/catalogue.ts';
+import { RoutePlanner, type Route } from './planner.ts';
+import type { ConversionEdge, Engine } from './types.ts';
+
+export interface CatalogueEntry {
+  readonly id: string;
+  readonly name: string;
+  readonly category: string;
+  readonly media_type: string;
+  readonly extensions: readonly string[];
+  readonly targets: readonly string[];
+}
+
+export interface EngineStatus {
+  readonly engine: string;
+  readonly ok: boolean;
+  readonly edges: number;
+  readonly reason?: string;
+}
+
+export class EngineRegistry {
+  readonly planner: RoutePlanner;
+  /** The /api/formats list, computed once: it only changes when engines do, at start. */
+  readonly entries: readonly CatalogueEntry[];
+  readonly statuses: readonly EngineStatus[];
+  readonly formats: FormatCatalogue;
+  private readonly engines: readonly Engine[];
+  private readonly targetsBySource: ReadonlyMap<string, readonly string[]>;
+
+  private constructor(
+    working: ReadonlyArray<{ engine: Engine; edges: readonly ConversionEdge[] }>,
+    statuses: EngineStatus[],
+    formats: FormatCatalogue,
+  ) {
+    this.formats = formats;
+    this.engines = working.map((w) => w.engine);
+    this.statuses = statuses;
+    // Only edges between formats the catalogue knows are usable: an engine cannot invent a format.
+    const known = working.map(({ engine, edges }) => ({
+      engine,
+      edges: edges.filter((e) => formats.get(e.from) && formats.get(e.to)),
+    }));
+    this.planner = new RoutePlanner(known);
+
+    const mentioned = new Set(known.flatMap(({ edges }) => edges.flatMap((e) => [e.from, e.to])));
+    const targetsBySource = new Map<string, readonly string[]>();
+    for (const id of mentioned) targetsBySource.set(id, this.planner.targets(id));
+    this.targetsBySource = targetsBySource;
+    this.entries = [...mentioned].sort().map((id) => {
+      const format = formats.get(id)!;
+      return {
+        id,
+        name: format.name,
+        category: format.category,
+        media_type: format.mediaType,
+        extensions: format.extensions,
+        targets: targetsBySource.get(id) ?? [],
+      };
+    });
+  }
+
+  static async start(engines: readonly Engine[], log: Logger, formats: FormatCatalogue = formatCatalogue): Promise<EngineRegistry> {
+    const results = await Promise.all(engines.map(async (engine) => {
+      const started = performance.now();
+      try {
+        const edges = (await engine.probe()) ?? engine.edges;
+        log.info({ engine: engine.id, edges: edges.length, ms: Math.round(performance.now() - started) }, 'engine probe passed');
+        return { engine, edges, status: { engine: engine.id, ok: true, edges: edges.length } };
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        log.warn({ engine: engine.id, reason }, 'engine probe failed: its formats are not advertised');
+        return { engine, edges: [], status: { engine: engine.id, ok: false, edges: 0, reason } };
+      }
+    }));
+    const working = results.filter((r) => r.status.ok);
+    return new EngineRegistry(working, results.map((r) => r.status), formats);
+  }
+
+  /** Whether the format is one an engine reads. */
+  reads(source: string): boolean {
+    return (this.targetsBySource.get(source)?.length ?? 0) > 0;
+  }
+
+  targetsFor(source: string): readonly string[] {
+    return this.targetsBySource.get(source) ?? [];
+  }
+
+  route(from: string, to: string): Route | undefined {
+    return this.planner.route(from, to);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.engines.map((e) => e.close?.()));
+  }
+}

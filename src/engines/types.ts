@@ -1,0 +1,56 @@
+// The contract every engine module fulfils. An engine declares, as data, which conversions it does
+// (edges); the registry probes it at start and the planner routes jobs over the edges of the
+// engines that passed. Engines never see HTTP, job records or storage: a file in, a file out.
+
+export interface ConversionEdge {
+  readonly from: string;
+  readonly to: string;
+  /**
+   * Relative cost used by the route planner to pick the cheapest chain, and to weight each step's
+   * share of a multi-step job's progress. 1 is a quick in-process image conversion.
+   */
+  readonly cost: number;
+}
+
+export interface EngineLimits {
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+  readonly maxImagePixels: number;
+}
+
+export interface ConvertRequest {
+  /** Absolute path of the input, named by the service (`input.<ext>`), never by the client. */
+  readonly input: string;
+  /** Absolute path the engine must write. */
+  readonly output: string;
+  readonly from: string;
+  readonly to: string;
+  /** A private, empty directory the engine may use for temporary files. */
+  readonly workDir: string;
+  /** Reports real progress as a fraction 0..1; engines that cannot tell simply never call it. */
+  readonly onProgress: (fraction: number) => void;
+  /** Aborted when the job is cancelled or the service shuts down. */
+  readonly signal: AbortSignal;
+  readonly limits: EngineLimits;
+}
+
+export interface Engine {
+  /** Short stable name, used in logs and metrics. */
+  readonly id: string;
+  readonly edges: readonly ConversionEdge[];
+  /**
+   * True when the engine calls onProgress with real figures; otherwise the worker shows an honest
+   * time-based estimate from estimateSeconds.
+   */
+  readonly reportsProgress: boolean;
+  /** Expected duration of one conversion, for the time-based progress estimate. */
+  estimateSeconds(inputBytes: number, from: string, to: string): number;
+  /**
+   * Checks that the tool works on this machine by really converting something small. Rejects when
+   * it does not; may resolve with the subset of edges that work when only some do.
+   */
+  probe(): Promise<readonly ConversionEdge[] | void>;
+  convert(request: ConvertRequest): Promise<void>;
+  /** Stops pooled processes; called once at shutdown. */
+  close?(): Promise<void>;
+}

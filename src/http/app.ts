@@ -1,0 +1,125 @@
+// The HTTP layer: fastify with the five endpoints of the spec, the contract's error bodies for
+// everything else (404 not_found, 405 method_not_allowed with Allow), rate limits, and one log
+// line per request. It talks to the jobs layer only (JobService).
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { ConvertdError } from '../errors.ts';
+import type { JobService } from '../jobs/service.ts';
+import { sendError } from './errors.ts';
+import { clientKey, RateLimits, rateLimitHeaders } from './rate-limits.ts';
+import { registerCatalogueRoutes } from './routes/catalogue.ts';
+import { registerConvertRoute } from './routes/convert.ts';
+import { registerDownloadRoute } from './routes/download.ts';
+import { registerProgressRoute } from './routes/progress.ts';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly service: JobService;
+  readonly log: Logger;
+  readonly submitLimits?: RateLimits;
+  readonly readLimits?: RateLimits;
+}
+
+/** Multipart overhead allowed beyond the file itself before a Content-Length is refused unread. */
+const MULTIPART_HEADROOM = 64 * 1024;
+
+/** fastify route pattern ("/api/progress/:jobId") to a RegExp for the 405 check. */
+function patternOf(url: string): RegExp {
+  const body = url.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+  return new RegExp(`^${body}/?$`);
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, service } = deps;
+  const submitLimits = deps.submitLimits ?? new RateLimits(config.submitRateLimits, 'submit');
+  const readLimits = deps.readLimits ?? new RateLimits(config.readRateLimits, 'read');
+
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    disableRequestLogging: true, // one line per request, written in onResponse below
+    genReqId: () => randomBytes(8).toString('hex'),
+    trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
+    // A 25 MB upload at a slow but honest 256 kB/s takes under two minutes.
+    requestTimeout: 120_000,
+    connectionTimeout: 0,
+    keepAliveTimeout: 10_000,
+    return503OnClosing: true,
+    maxParamLength: 200,
+  });
+  app.server.headersTimeout = 20_000;
+  app.server.maxHeadersCount = 100;
+
+  // No endpoint takes a JSON or text body: accept any content type unread, so that the convert
+  // route answers non-multipart bodies with the contract's invalid_request.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  await app.register(multipart, {
+    limits: { fileSize: config.maxFileBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12, headerPairs: 100 },
+    throwFileSizeLimit: true,
+  });
+
+  // Which methods each known path accepts, for 405 answers with an Allow header.
+  const known: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    let entry = known.find((k) => k.pattern.source === patternOf(route.url).source);
+    if (!entry) {
+      entry = { pattern: patternOf(route.url), methods: new Set() };
+      known.push(entry);
+    }
+    for (const method of methods) entry.methods.add(method);
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const key = clientKey(request.ip);
+    const isSubmission = request.method === 'POST' && request.routeOptions.url === '/api/convert';
+    const decision = await (isSubmission ? submitLimits : readLimits).consume(key);
+    if (decision && (isSubmission || !decision.allowed)) reply.headers(rateLimitHeaders(decision));
+    if (decision && !decision.allowed) {
+      const { tightest } = decision;
+      throw new ConvertdError('rate_limited',
+        `Too many ${isSubmission ? 'submissions' : 'requests'} from this client (${tightest.limit} per ${tightest.windowSeconds} s): wait ${decision.retryAfterSeconds} s, then try again.`,
+        { limit: tightest.limit, window_seconds: tightest.windowSeconds, retry_after_seconds: decision.retryAfterSeconds });
+    }
+    if (isSubmission) {
+      // Refuse before reading a byte of the body when the answer is already known.
+      service.checkCapacity();
+      await service.checkDiskSpace();
+      const length = Number(request.headers['content-length']);
+      if (Number.isFinite(length) && length > config.maxFileBytes + MULTIPART_HEADROOM) {
+        throw new ConvertdError('file_too_large', undefined, { max_bytes: config.maxFileBytes });
+      }
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({
+      method: request.method,
+      // The pattern, not the URL: download tokens are secrets and stay out of the logs.
+      route: request.routeOptions.url ?? 'unknown',
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    }, 'request');
+  });
+
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const entry = known.find((k) => k.pattern.test(path));
+    if (entry) {
+      const allow = [...entry.methods].sort().join(', ');
+      return sendError(request, reply, new ConvertdError('method_not_allowed', `${request.method} is not accepted here: use ${allow}.`, {}, { allow }));
+    }
+    return sendError(request, reply, new ConvertdError('not_found'));
+  });
+
+  registerConvertRoute(app, service, config.maxFileBytes);
+  registerProgressRoute(app, service);
+  registerDownloadRoute(app, service);
+  registerCatalogueRoutes(app, service, config, { submit: submitLimits, read: readLimits });
+  return app;
+}

@@ -1,0 +1,54 @@
+// Turns anything thrown while handling a request into the contract's error body. Our own errors
+// carry their code; errors of fastify and of the multipart parser are mapped by their codes; the
+// rest is a bug (500, logged with its stack).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ConvertdError, errorBody, httpStatusOf } from '../errors.ts';
+
+interface CodedError {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+}
+
+/** Errors of @fastify/multipart and busboy: what the client sent is not a usable form. */
+const MULTIPART_MESSAGES: Record<string, string> = {
+  FST_FILES_LIMIT: 'The form has more than one file part: send exactly one part named "file".',
+  FST_PARTS_LIMIT: 'The form has too many parts: send one "file" part and one "target" part.',
+  FST_FIELDS_LIMIT: 'The form has too many text fields: send one "file" part and one "target" part.',
+  FST_INVALID_MULTIPART_CONTENT_TYPE: 'The body is not multipart/form-data: send the file as a multipart form.',
+  FST_PROTO_VIOLATION: 'A form part has a forbidden name: name the parts "file" and "target".',
+};
+
+export function toConvertdError(error: unknown): ConvertdError | undefined {
+  if (error instanceof ConvertdError) return error;
+  const coded = (error ?? {}) as CodedError;
+  if (coded.code === 'FST_REQ_FILE_TOO_LARGE') return new ConvertdError('file_too_large');
+  if (coded.code && MULTIPART_MESSAGES[coded.code]) return new ConvertdError('invalid_request', MULTIPART_MESSAGES[coded.code]);
+  // busboy's parse errors are plain Errors with a message
+  if (/multipart|boundary|part header|terminated early|unexpected end|malformed/i.test(coded.message ?? '')) {
+    return new ConvertdError('invalid_request', `The multipart body is malformed or truncated (${coded.message}): send a complete multipart/form-data request.`);
+  }
+  if (coded.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || coded.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || coded.code === 'FST_ERR_CTP_EMPTY_TYPE') {
+    return new ConvertdError('invalid_request');
+  }
+  if (coded.code === 'FST_ERR_BAD_URL') return new ConvertdError('not_found', 'The address is malformed: check its percent-encoding.');
+  if (coded.code === 'FST_ERR_ASYNC_CONSTRAINT' || coded.code === 'ERR_STREAM_PREMATURE_CLOSE' || coded.code === 'FST_REQ_PREMATURE_CLOSE') {
+    return new ConvertdError('invalid_request', 'The request ended before it was complete: send it again.');
+  }
+  if (typeof coded.statusCode === 'number' && coded.statusCode >= 400 && coded.statusCode < 500) {
+    return new ConvertdError('invalid_request', coded.message ? `The request was refused: ${coded.message}.` : undefined);
+  }
+  return undefined;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
+  let known = toConvertdError(error);
+  if (!known) {
+    request.log.error({ err: error }, 'unhandled error while serving a request');
+    known = new ConvertdError('internal_error');
+  }
+  reply.code(httpStatusOf(known.code)).headers(known.headers);
+  // A refused upload may still be arriving: close the connection rather than read the rest.
+  if (request.method === 'POST' && !request.raw.readableEnded) reply.header('connection', 'close');
+  return reply.send(errorBody(known.code, known.message, known.details));
+}

@@ -1,0 +1,28 @@
+// GET /api/formats and GET /api/limits: what the service converts and the limits in force.
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { JobService } from '../../jobs/service.ts';
+import { clientKey, type RateLimits } from '../rate-limits.ts';
+
+export function registerCatalogueRoutes(app: FastifyInstance, service: JobService, config: Config, limits: { submit: RateLimits; read: RateLimits }): void {
+  // Computed once: the catalogue changes only when the engines do, at start.
+  const formats = { formats: service.catalogue };
+  app.get('/api/formats', async () => formats);
+
+  app.get('/api/limits', async (request) => {
+    const key = clientKey(request.ip);
+    const [submitStates, readStates] = await Promise.all([limits.submit.peek(key), limits.read.peek(key)]);
+    const describe = (appliesTo: string) => (state: { limit: number; windowSeconds: number; remaining: number; resetSeconds: number }) => ({
+      limit: state.limit,
+      window_seconds: state.windowSeconds,
+      applies_to: appliesTo,
+      remaining: state.remaining,
+      reset_seconds: state.resetSeconds,
+    });
+    return {
+      max_file_size_bytes: config.maxFileBytes,
+      file_lifetime_seconds: config.fileLifetimeSeconds,
+      rate_limits: [...submitStates.map(describe('submissions')), ...readStates.map(describe('other_requests'))],
+    };
+  });
+}

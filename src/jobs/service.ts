@@ -1,0 +1,188 @@
+// What the HTTP layer asks of the jobs layer: accept a submission, tell a job's progress, find a
+// result to download, and describe the catalogue and limits. The HTTP layer never touches an
+// engine, the store or the disk directly; it calls this.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { ConvertdError } from '../errors.ts';
+import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
+import { sniffFile } from '../formats/sniff.ts';
+import type { FileStorage, ResultHandle } from '../storage/types.ts';
+import type { JobQueue, JobRecord, JobStore } from './types.ts';
+
+export interface Submission {
+  /** Local path where the upload was streamed; consumed (moved or deleted) by submit. */
+  readonly uploadPath: string;
+  readonly bytes: number;
+  readonly filename: string;
+  readonly target: string;
+}
+
+/** The public progress record (api-contract.md), with a few welcome extra fields. */
+export interface ProgressRecord {
+  job_id: string;
+  status: JobRecord['status'];
+  progress: number;
+  source: string;
+  target: string;
+  filename: string;
+  created_at: string;
+  queue_position?: number;
+  download_url?: string;
+  size?: number;
+  expires_at?: string;
+  error?: { code: string; message: string };
+}
+
+export interface Download {
+  readonly job: JobRecord;
+  readonly file: ResultHandle;
+  readonly mediaType: string;
+  /** The file name offered to the browser: the original name with the target's extension. */
+  readonly filename: string;
+}
+
+export function newJobId(): string {
+  return randomBytes(18).toString('base64url'); // 144 random bits, URL-safe
+}
+
+/** Space kept free on the data disk: below it, new uploads are refused with 507. */
+const MIN_FREE_BYTES = 256 * 1024 * 1024;
+
+export interface JobServiceDeps {
+  readonly store: JobStore;
+  readonly queue: JobQueue;
+  readonly storage: FileStorage;
+  readonly engines: EngineRegistry;
+  readonly config: Config;
+  readonly log: Logger;
+}
+
+export class JobService {
+  private readonly deps: JobServiceDeps;
+
+  constructor(deps: JobServiceDeps) {
+    this.deps = deps;
+  }
+
+  /** Where the HTTP layer streams an upload before it becomes a job. */
+  newUploadPath(): string {
+    return this.deps.storage.newUploadPath();
+  }
+
+  get catalogue(): readonly CatalogueEntry[] {
+    return this.deps.engines.entries;
+  }
+
+  /** Throws busy when the queue cannot take another job; cheap enough to call before reading an upload. */
+  checkCapacity(): void {
+    if (this.deps.queue.waiting() >= this.deps.config.queueLimit) {
+      throw new ConvertdError('busy', undefined, {}, { 'retry-after': String(this.retryAfterBusySeconds()) });
+    }
+  }
+
+  /** Throws insufficient_storage when the data disk is nearly full. */
+  async checkDiskSpace(): Promise<void> {
+    const free = await this.deps.storage.freeBytes().catch(() => Infinity);
+    if (free < MIN_FREE_BYTES + this.deps.config.maxFileBytes) {
+      throw new ConvertdError('insufficient_storage', undefined, {}, { 'retry-after': '60' });
+    }
+  }
+
+  private retryAfterBusySeconds(): number {
+    // About the time the workers need to take the queue below its cap again, within reason.
+    return Math.min(60, Math.max(2, Math.ceil(this.deps.queue.waiting() / this.deps.config.concurrency)));
+  }
+
+  /** Validates an upload and turns it into a queued job. Durable before it resolves. */
+  async submit(submission: Submission): Promise<string> {
+    const { store, queue, storage, engines, log } = this.deps;
+    try {
+      const sniffed = await sniffFile(submission.uploadPath, submission.filename, engines.formats);
+      const source = sniffed.format;
+      if (!source || !engines.reads(source.id)) {
+        const message = sniffed.detected
+          ? `The file looks like ${sniffed.detected}, which this service does not convert: see /api/formats for the formats it reads.`
+          : undefined;
+        throw new ConvertdError('unsupported_format', message, { detected: sniffed.detected ?? null });
+      }
+      const targets = engines.targetsFor(source.id);
+      const target = engines.formats.resolve(submission.target);
+      if (!target || !targets.includes(target.id)) {
+        throw new ConvertdError('unsupported_target',
+          `A ${source.id} file cannot be converted to "${submission.target}": choose one of ${targets.join(', ')}.`,
+          { source: source.id, targets });
+      }
+      this.checkCapacity();
+
+      const id = newJobId();
+      await storage.commitInput(id, submission.uploadPath);
+      await store.create({
+        id,
+        source: source.id,
+        target: target.id,
+        filename: submission.filename,
+        inputBytes: submission.bytes,
+        createdAt: Date.now(),
+      });
+      await queue.enqueue(id);
+      log.info({ event: 'job_queued', job_id: id, source: source.id, target: target.id, bytes: submission.bytes }, 'job queued');
+      return id;
+    } finally {
+      // Whatever did not become a job's input goes (a no-op once the upload was moved).
+      await fs.rm(submission.uploadPath, { force: true });
+    }
+  }
+
+  /** Takes up again every job a previous run accepted and did not finish. */
+  async recover(): Promise<number> {
+    const unfinished = await this.deps.store.listUnfinished();
+    for (const job of unfinished) await this.deps.queue.enqueue(job.id);
+    if (unfinished.length > 0) this.deps.log.info({ event: 'jobs_recovered', count: unfinished.length }, 'unfinished jobs queued again');
+    return unfinished.length;
+  }
+
+  async progress(jobId: string, now = Date.now()): Promise<ProgressRecord> {
+    const job = await this.deps.store.get(jobId);
+    if (!job) throw new ConvertdError('job_not_found');
+    if (isExpired(job, now)) throw new ConvertdError('expired', 'This job\'s result has expired and was deleted: submit the file again.');
+    const record: ProgressRecord = {
+      job_id: job.id,
+      status: job.status,
+      progress: job.progress,
+      source: job.source,
+      target: job.target,
+      filename: job.filename,
+      created_at: new Date(job.createdAt).toISOString(),
+    };
+    if (job.status === 'queued') {
+      const position = this.deps.queue.position(job.id);
+      if (position !== undefined) record.queue_position = position;
+    } else if (job.status === 'done') {
+      record.download_url = `/api/download/${job.resultToken}.${job.target}`;
+      record.size = job.resultBytes ?? 0;
+    } else if (job.status === 'error') {
+      record.error = { code: job.errorCode ?? 'internal_error', message: job.errorMessage ?? '' };
+    }
+    if (job.expiresAt !== null) record.expires_at = new Date(job.expiresAt).toISOString();
+    return record;
+  }
+
+  async download(token: string, ext: string, now = Date.now()): Promise<Download> {
+    const job = await this.deps.store.getByToken(token);
+    if (!job || job.status !== 'done' || job.target !== ext) throw new ConvertdError('file_not_found');
+    if (isExpired(job, now)) throw new ConvertdError('expired');
+    const file = await this.deps.storage.openResult(token, ext);
+    if (!file) throw new ConvertdError('file_not_found');
+    const format = this.deps.engines.formats.get(job.target);
+    const stem = path.parse(job.filename).name || 'converted';
+    return { job, file, mediaType: format?.mediaType ?? 'application/octet-stream', filename: `${stem}.${job.target}` };
+  }
+}
+
+/** Checked on every request, not left to the sweeper's timing. */
+export function isExpired(job: JobRecord, now: number): boolean {
+  return job.purgedAt !== null || (job.expiresAt !== null && now >= job.expiresAt);
+}

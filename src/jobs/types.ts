@@ -1,0 +1,72 @@
+// The job model and the two seams of the jobs layer: the store (durable records) and the queue
+// (who runs what, when). The embedded backends are SQLite and an in-process queue; a Redis/BullMQ
+// backend implements the same interfaces, and neither the HTTP layer nor the engines notice.
+import type { JobErrorCode } from '../errors.ts';
+
+export type JobStatus = 'queued' | 'running' | 'done' | 'error';
+
+export interface JobRecord {
+  readonly id: string;
+  readonly status: JobStatus;
+  /** 0-100, never decreasing; 100 exactly when done. */
+  readonly progress: number;
+  readonly source: string;
+  readonly target: string;
+  /** The client's file name, for display and the download's file name only. */
+  readonly filename: string;
+  readonly inputBytes: number;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
+  readonly startedAt: number | null;
+  readonly finishedAt: number | null;
+  /** How many times a worker started it (a restart mid-job makes a second attempt). */
+  readonly attempts: number;
+  readonly resultToken: string | null;
+  readonly resultBytes: number | null;
+  /** When the result (or the error record) stops being served: 410 from this instant on. */
+  readonly expiresAt: number | null;
+  readonly errorCode: JobErrorCode | null;
+  readonly errorMessage: string | null;
+  /** When the sweeper deleted the job's files; the record stays as a tombstone for a while. */
+  readonly purgedAt: number | null;
+}
+
+export type NewJob = Pick<JobRecord, 'id' | 'source' | 'target' | 'filename' | 'inputBytes' | 'createdAt'>;
+
+export interface JobStore {
+  /** Persists a new queued job; durable once the promise resolves. */
+  create(job: NewJob): Promise<void>;
+  get(id: string): Promise<JobRecord | undefined>;
+  getByToken(token: string): Promise<JobRecord | undefined>;
+  /** Marks a job running for a new attempt and returns the attempt number. */
+  markRunning(id: string, at: number): Promise<number>;
+  /** Raises the progress (never lowers it). */
+  setProgress(id: string, progress: number): Promise<void>;
+  markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<void>;
+  markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<void>;
+  /** Queued and running jobs, oldest first: what a restart must take up again. */
+  listUnfinished(): Promise<JobRecord[]>;
+  /** Finished jobs past their expiry whose files are not deleted yet. */
+  listExpired(now: number): Promise<JobRecord[]>;
+  markPurged(id: string, at: number): Promise<void>;
+  /** Forgets tombstones purged before the given time; returns how many. */
+  deleteTombstones(purgedBefore: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export type JobHandler = (jobId: string, signal: AbortSignal) => Promise<void>;
+
+export interface JobQueue {
+  enqueue(jobId: string): Promise<void>;
+  /** Jobs accepted and not yet started. */
+  waiting(): number;
+  /** 1-based place in line of a waiting job, or undefined. */
+  position(jobId: string): number | undefined;
+  /** Starts running jobs through the handler, at most `concurrency` at once. */
+  start(handler: JobHandler): void;
+  /**
+   * Stops taking jobs, waits up to graceMs for running ones, then aborts the rest (their handler
+   * leaves them to be taken up again after a restart).
+   */
+  stop(graceMs: number): Promise<void>;
+}

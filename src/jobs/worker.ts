@@ -1,0 +1,111 @@
+// Runs one job: takes its input into a fresh private work directory, runs the planned route of
+// engines, checks and stores the result, and records every transition in the store. A job whose
+// run is cut short by shutdown stays "running" in the store and is taken up again at the next
+// start (the store, not memory, is the truth); a job that keeps dying is given up after
+// CONVERTD_MAX_ATTEMPTS starts so that one poisonous file cannot crash the service for ever.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { ConvertdError, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
+import { runPipeline } from '../engines/pipeline.ts';
+import type { EngineRegistry } from '../engines/registry.ts';
+import type { FileStorage } from '../storage/types.ts';
+import type { JobStore } from './types.ts';
+
+export interface WorkerDeps {
+  readonly store: JobStore;
+  readonly storage: FileStorage;
+  readonly engines: EngineRegistry;
+  readonly config: Config;
+  readonly log: Logger;
+}
+
+export function newToken(): string {
+  return randomBytes(24).toString('base64url'); // 192 random bits
+}
+
+function asJobError(error: unknown): { code: JobErrorCode; message: string; unexpected: boolean } {
+  if (error instanceof ConvertdError && (JOB_ERROR_CODES as readonly string[]).includes(error.code)) {
+    return { code: error.code as JobErrorCode, message: error.message, unexpected: false };
+  }
+  if (error instanceof DOMException && error.name === 'TimeoutError') {
+    return { code: 'timeout', message: new ConvertdError('timeout').message, unexpected: false };
+  }
+  return { code: 'internal_error', message: 'The conversion failed because of an error in the service: try again, and report it if it persists.', unexpected: true };
+}
+
+export class JobWorker {
+  private readonly deps: WorkerDeps;
+
+  constructor(deps: WorkerDeps) {
+    this.deps = deps;
+  }
+
+  readonly process = async (jobId: string, shutdown: AbortSignal): Promise<void> => {
+    const { store, storage, engines, config } = this.deps;
+    const job = await store.get(jobId);
+    if (!job || (job.status !== 'queued' && job.status !== 'running')) return;
+    const log = this.deps.log.child({ job_id: jobId });
+    const lifetimeMs = config.fileLifetimeSeconds * 1000;
+
+    const attempt = await store.markRunning(jobId, Date.now());
+    if (attempt > config.maxAttempts) {
+      await this.fail(jobId, { code: 'interrupted', message: new ConvertdError('interrupted').message }, lifetimeMs, log);
+      return;
+    }
+    log.info({ event: 'job_running', attempt, source: job.source, target: job.target }, 'job running');
+
+    const started = performance.now();
+    const signal = AbortSignal.any([shutdown, AbortSignal.timeout(config.jobTimeoutSeconds * 1000)]);
+    let lastProgress = job.progress;
+    try {
+      const route = engines.route(job.source, job.target);
+      if (!route) throw new ConvertdError('conversion_failed', `No converter on this server turns ${job.source} into ${job.target} any more.`);
+      const workDir = await storage.createWorkDir(jobId);
+      const input = await storage.fetchInput(jobId, workDir, job.source);
+      const output = await runPipeline({
+        route,
+        input,
+        workDir,
+        signal,
+        limits: {
+          timeoutMs: config.jobTimeoutSeconds * 1000,
+          maxOutputBytes: config.maxOutputBytes,
+          maxImagePixels: config.maxImagePixels,
+        },
+        onProgress: (fraction) => {
+          // 100 belongs to "done" alone.
+          const progress = Math.min(99, Math.floor(fraction * 100));
+          if (progress > lastProgress) {
+            lastProgress = progress;
+            void store.setProgress(jobId, progress).catch((error: unknown) => log.warn({ err: error }, 'progress not saved'));
+          }
+        },
+      });
+      const token = newToken();
+      const bytes = await storage.commitResult(token, job.target, output);
+      const finishedAt = Date.now();
+      await store.markDone(jobId, { token, bytes, finishedAt, expiresAt: finishedAt + lifetimeMs });
+      log.info({ event: 'job_done', ms: Math.round(performance.now() - started), bytes, engines: route.map((s) => s.engine.id) }, 'job done');
+      await storage.deleteInput(jobId);
+    } catch (error) {
+      if (shutdown.aborted) {
+        // Not a failure of the job: it stays "running" in the store and runs again after the restart.
+        log.info({ event: 'job_interrupted' }, 'job interrupted by shutdown; it will run again at the next start');
+        return;
+      }
+      const failure = asJobError(error);
+      if (failure.unexpected) log.error({ err: error }, 'unexpected error in a conversion');
+      await this.fail(jobId, failure, lifetimeMs, log);
+    } finally {
+      await storage.removeWorkDir(jobId).catch(() => undefined);
+    }
+  };
+
+  private async fail(jobId: string, error: { code: JobErrorCode; message: string }, lifetimeMs: number, log: Logger): Promise<void> {
+    const finishedAt = Date.now();
+    await this.deps.store.markError(jobId, { ...error, finishedAt, expiresAt: finishedAt + lifetimeMs });
+    await this.deps.storage.deleteInput(jobId);
+    log.info({ event: 'job_error', code: error.code, reason: error.message }, 'job failed');
+  }
+}

@@ -1,0 +1,79 @@
+// Starts convertd in its embedded form: one process, SQLite job store, in-process queue, local
+// disk. Wires the layers together, takes up the jobs a previous run left unfinished, and shuts
+// down gracefully on SIGTERM/SIGINT.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { EngineRegistry } from './engines/registry.ts';
+import { SharpEngine } from './engines/sharp.ts';
+import { buildApp } from './http/app.ts';
+import { LocalQueue } from './jobs/local-queue.ts';
+import { JobService } from './jobs/service.ts';
+import { SqliteJobStore } from './jobs/sqlite-store.ts';
+import { Sweeper } from './jobs/sweeper.ts';
+import { JobWorker } from './jobs/worker.ts';
+import { LocalStorage } from './storage/local.ts';
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`convertd: invalid configuration: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = pino({ level: config.logLevel, base: { service: 'convertd' } });
+
+  await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const storage = new LocalStorage(config.dataDir);
+  await storage.init();
+  const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
+  const engines = await EngineRegistry.start([new SharpEngine()], log);
+  const queue = new LocalQueue(config.concurrency);
+  const service = new JobService({ store, queue, storage, engines, config, log });
+  const worker = new JobWorker({ store, storage, engines, config, log });
+  const sweeper = new Sweeper({ store, storage, config, log });
+
+  await service.recover();
+  queue.start(worker.process);
+  sweeper.start();
+
+  const app = await buildApp({ config, service, log });
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info({ event: 'listening', host: config.host, port, data_dir: config.dataDir, concurrency: config.concurrency }, `convertd listening on http://${config.host}:${port}`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ event: 'shutdown', signal }, 'shutting down: no new requests; running jobs finish or run again at the next start');
+    const hardStop = setTimeout(() => {
+      log.warn('shutdown took too long; exiting now (unfinished jobs run again at the next start)');
+      process.exit(1);
+    }, (config.shutdownGraceSeconds + 10) * 1000);
+    hardStop.unref();
+    await app.close();
+    await queue.stop(config.shutdownGraceSeconds * 1000);
+    await sweeper.stop();
+    await engines.close();
+    await store.close();
+    log.info({ event: 'stopped' }, 'convertd stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`convertd: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,155 @@
+// The one place where the service starts external programs. Every engine goes through runProcess:
+// an argument array (never a shell string), a clean environment, stdin closed (nothing can wait on
+// a password prompt), resource limits through prlimit, a wall-clock timeout, and on timeout or
+// abort the whole process group is killed: soffice, gs under ImageMagick and chromium leave
+// grandchildren behind a plain child.kill() (shared/stack.md). The sandbox joins here too.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { ConvertdError } from '../errors.ts';
+
+export interface ResourceLimits {
+  /** CPU seconds (RLIMIT_CPU). */
+  readonly cpuSeconds?: number;
+  /** Largest file the process may write (RLIMIT_FSIZE): the output cap. */
+  readonly fileSizeBytes?: number;
+  /** Open file descriptors (RLIMIT_NOFILE). */
+  readonly openFiles?: number;
+  /** Address space (RLIMIT_AS). Breaks V8 and Chromium: leave unset for them. */
+  readonly addressSpaceBytes?: number;
+}
+
+export interface RunOptions {
+  readonly cwd: string;
+  /** Variables added to the minimal environment (PATH, HOME, TMPDIR, LANG). */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  readonly limits?: ResourceLimits;
+  /** Called with each complete line of standard output (progress parsing). */
+  readonly onStdoutLine?: (line: string) => void;
+  /** Keep standard output in the result (for probes and small answers); otherwise only lines go to onStdoutLine. */
+  readonly captureStdout?: boolean;
+}
+
+export interface RunResult {
+  /** Exit code, or null when the process died of a signal. */
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  /** The last STDERR_KEEP bytes of standard error. */
+  readonly stderr: string;
+  readonly durationMs: number;
+}
+
+const STDERR_KEEP = 16 * 1024;
+const STDOUT_KEEP = 1024 * 1024;
+const PRLIMIT = '/usr/bin/prlimit';
+
+function prlimitArgs(limits: ResourceLimits | undefined): string[] {
+  if (!limits) return [];
+  const args: string[] = [];
+  if (limits.cpuSeconds) args.push(`--cpu=${limits.cpuSeconds}`);
+  if (limits.fileSizeBytes) args.push(`--fsize=${limits.fileSizeBytes}`);
+  if (limits.openFiles) args.push(`--nofile=${limits.openFiles}`);
+  if (limits.addressSpaceBytes) args.push(`--as=${limits.addressSpaceBytes}`);
+  return args;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone
+  }
+}
+
+/**
+ * Runs a program to completion. Resolves with its exit status whatever it is (engines decide what
+ * a non-zero exit means); rejects with ConvertdError('timeout') past the timeout, and with the
+ * signal's reason when aborted.
+ */
+export function runProcess(program: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
+  options.signal?.throwIfAborted();
+  const limitArgs = prlimitArgs(options.limits);
+  const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
+  const command = usePrlimit ? PRLIMIT : program;
+  const argv = usePrlimit ? [...limitArgs, '--', program, ...args] : [...args];
+
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, argv, {
+      cwd: options.cwd,
+      // A clean environment: nothing of the service's own (credentials, config) reaches a tool.
+      env: {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        HOME: options.cwd,
+        TMPDIR: options.cwd,
+        LANG: 'C.UTF-8',
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so that the whole tree can be killed at once.
+      detached: true,
+      shell: false,
+    });
+
+    let stderr = '';
+    let stdout = '';
+    let pendingLine = '';
+    let settled = false;
+    let failure: unknown;
+
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_KEEP);
+    });
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      if (options.captureStdout && stdout.length < STDOUT_KEEP) stdout += chunk;
+      if (options.onStdoutLine) {
+        const lines = (pendingLine + chunk).split('\n');
+        pendingLine = lines.pop() ?? '';
+        for (const line of lines) options.onStdoutLine(line);
+      }
+    });
+
+    const stop = (reason: unknown) => {
+      if (failure === undefined) failure = reason;
+      killGroup(child.pid);
+    };
+    const timer = setTimeout(() => stop(new ConvertdError('timeout')), options.timeoutMs);
+    const onAbort = () => stop(options.signal?.reason ?? new Error('aborted'));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const finish = (error: unknown, exitCode: number | null, signal: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      // Whatever the main process left running in its group goes with it.
+      killGroup(child.pid);
+      if (pendingLine && options.onStdoutLine) options.onStdoutLine(pendingLine);
+      if (failure !== undefined) reject(failure);
+      else if (error) reject(error);
+      else resolve({ exitCode, signal, stdout, stderr, durationMs: Math.round(performance.now() - started) });
+    };
+    // When the main process exits, grandchildren may still hold its pipes open and delay 'close'
+    // for ever: kill the group at once, so that 'close' follows.
+    child.on('exit', () => killGroup(child.pid));
+    child.on('error', (error) => finish(error, null, null));
+    child.on('close', (code, signal) => finish(undefined, code, signal));
+  });
+}
+
+/** The last meaningful line of a tool's error output, for a job's error message. */
+export function lastErrorLine(stderr: string): string {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  return (lines.at(-1) ?? '').slice(0, 300);
+}
+
+/** Throws conversion_failed unless the process exited 0. */
+export function ensureSuccess(result: RunResult, tool: string): void {
+  if (result.exitCode === 0) return;
+  const how = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+  const detail = lastErrorLine(result.stderr);
+  throw new ConvertdError('conversion_failed', `${tool} ${how}${detail ? `: ${detail}` : ''}.`);
+}

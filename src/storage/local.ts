@@ -1,0 +1,126 @@
+// Files on the local disk, under the data directory:
+//   uploads/<random>.part   an upload being received (not yet a job)
+//   inputs/<job_id>         the input of a queued or running job
+//   work/<job_id>/          the private directory of the attempt in progress
+//   results/<token>.<ext>   a finished result, until it expires
+// Renames within one file system are atomic, so a file is either fully in a place or not there.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { FileStorage, ResultHandle } from './types.ts';
+
+const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/** Names from job ids and tokens only, never from anything a client chose freely. */
+function safeName(name: string): string {
+  if (!ID_PATTERN.test(name)) throw new Error(`refusing unsafe storage name ${JSON.stringify(name)}`);
+  return name;
+}
+
+export class LocalStorage implements FileStorage {
+  private readonly uploads: string;
+  private readonly inputs: string;
+  private readonly work: string;
+  private readonly results: string;
+
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+    this.uploads = path.join(root, 'uploads');
+    this.inputs = path.join(root, 'inputs');
+    this.work = path.join(root, 'work');
+    this.results = path.join(root, 'results');
+  }
+
+  async init(): Promise<void> {
+    for (const dir of [this.uploads, this.inputs, this.work, this.results]) {
+      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    }
+  }
+
+  newUploadPath(): string {
+    return path.join(this.uploads, `${randomBytes(12).toString('base64url')}.part`);
+  }
+
+  async commitInput(jobId: string, uploadPath: string): Promise<void> {
+    await fs.rename(uploadPath, path.join(this.inputs, safeName(jobId)));
+  }
+
+  async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {
+    const target = path.join(workDir, `input.${safeName(ext)}`);
+    // A hard link: no copy, and the engine's directory holds only its own input.
+    await fs.link(path.join(this.inputs, safeName(jobId)), target);
+    return target;
+  }
+
+  async deleteInput(jobId: string): Promise<void> {
+    await fs.rm(path.join(this.inputs, safeName(jobId)), { force: true });
+  }
+
+  async createWorkDir(jobId: string): Promise<string> {
+    const dir = path.join(this.work, safeName(jobId));
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+
+  async removeWorkDir(jobId: string): Promise<void> {
+    await fs.rm(path.join(this.work, safeName(jobId)), { recursive: true, force: true });
+  }
+
+  private resultPath(token: string, ext: string): string {
+    return path.join(this.results, `${safeName(token)}.${safeName(ext)}`);
+  }
+
+  async commitResult(token: string, ext: string, localPath: string): Promise<number> {
+    const target = this.resultPath(token, ext);
+    await fs.rename(localPath, target);
+    return (await fs.stat(target)).size;
+  }
+
+  async openResult(token: string, ext: string): Promise<ResultHandle | undefined> {
+    const file = this.resultPath(token, ext);
+    // Opened once: the handle stays readable even if the sweeper unlinks the file meanwhile.
+    const handle = await fs.open(file, 'r').catch(() => undefined);
+    if (!handle) return undefined;
+    const { size } = await handle.stat();
+    return {
+      size,
+      open: (range) => handle.createReadStream({ start: range?.start, end: range?.end, autoClose: true }),
+      close: () => void handle.close().catch(() => undefined),
+    };
+  }
+
+  async deleteResult(token: string, ext: string): Promise<void> {
+    await fs.rm(this.resultPath(token, ext), { force: true });
+  }
+
+  async removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number): Promise<number> {
+    const now = Date.now();
+    let removed = 0;
+    // An upload still being received is written to continuously, so its mtime stays fresh; inputs
+    // and work dirs of jobs that no longer run get a minute, which covers the instant between an
+    // upload's rename into inputs/ and its job's insert.
+    const sweep = async (dir: string, maxAgeMs: number, owner: (name: string) => string | undefined) => {
+      for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+        const jobId = owner(name);
+        if (jobId !== undefined && isLiveJob(jobId)) continue;
+        const file = path.join(dir, name);
+        const stat = await fs.stat(file).catch(() => undefined);
+        if (!stat || now - stat.mtimeMs < maxAgeMs) continue;
+        await fs.rm(file, { recursive: true, force: true });
+        removed++;
+      }
+    };
+    await sweep(this.uploads, uploadMaxAgeMs, () => undefined);
+    await sweep(this.inputs, 60_000, (name) => name);
+    await sweep(this.work, 60_000, (name) => name);
+    return removed;
+  }
+
+  async freeBytes(): Promise<number> {
+    const stat = await fs.statfs(this.root);
+    return stat.bavail * stat.bsize;
+  }
+}
