@@ -48,7 +48,36 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     known = new ConvertdError('internal_error');
   }
   reply.code(httpStatusOf(known.code)).headers(known.headers);
-  // A refused upload may still be arriving: close the connection rather than read the rest.
-  if (request.method === 'POST' && !request.raw.readableEnded) reply.header('connection', 'close');
+  if (request.method === 'POST' && !request.raw.readableEnded) {
+    reply.raw.once('finish', () => lingerThenClose(request));
+  }
   return reply.send(errorBody(known.code, known.message, known.details));
+}
+
+/** How long, and how many more bytes, a refused upload may go on arriving before the socket closes. */
+const LINGER_MS = 3000;
+const LINGER_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A refused upload may still be arriving. Closing the socket at once makes the client's next
+ * write fail (EPIPE/ECONNRESET) before it reads our answer, so, as nginx's lingering close does,
+ * the rest is read and discarded, never stored, for a short while, then the socket is closed.
+ */
+function lingerThenClose(request: FastifyRequest): void {
+  const raw = request.raw;
+  const socket = raw.socket;
+  if (raw.readableEnded || socket.destroyed) return;
+  let discarded = 0;
+  const close = () => socket.destroy();
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_BYTES) close();
+  });
+  raw.once('end', () => {
+    clearTimeout(timer);
+    close();
+  });
+  raw.resume();
 }

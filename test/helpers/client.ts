@@ -1,0 +1,95 @@
+// A plain client written from the spec and the contract alone: fetch, FormData, Blob.
+import assert from 'node:assert/strict';
+
+export interface ProgressRecord {
+  status: 'queued' | 'running' | 'done' | 'error';
+  progress?: number;
+  download_url?: string;
+  size?: number;
+  error?: { code: string; message: string };
+  [key: string]: unknown;
+}
+
+export interface ErrorBody {
+  ok: false;
+  error: { code: string; message: string; [key: string]: unknown };
+}
+
+export async function submit(base: string, data: Uint8Array, filename: string, target: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
+  const form = new FormData();
+  form.append('file', new Blob([data]), filename);
+  if (target !== undefined) form.append('target', target);
+  return fetch(`${base}/api/convert`, { method: 'POST', body: form, headers });
+}
+
+/** Submits and returns the job id, failing the test on anything but 200 {ok:true}. */
+export async function submitOk(base: string, data: Uint8Array, filename: string, target: string, headers: Record<string, string> = {}): Promise<string> {
+  const response = await submit(base, data, filename, target, headers);
+  const body = await response.json() as { ok: boolean; job_id: string };
+  assert.equal(response.status, 200, `submission refused: ${JSON.stringify(body)}`);
+  assert.equal(body.ok, true);
+  assert.match(body.job_id, /^[A-Za-z0-9_-]{22,}$/);
+  return body.job_id;
+}
+
+export async function progress(base: string, jobId: string): Promise<{ status: number; body: ProgressRecord }> {
+  const response = await fetch(`${base}/api/progress/${jobId}`);
+  return { status: response.status, body: await response.json() as ProgressRecord };
+}
+
+/**
+ * Polls until done or error, as the spec's client flow does, checking on the way what a client
+ * relies on: status only moves forward, progress is an integer that never goes down and is 100
+ * exactly when done. Returns the final record and every record seen.
+ */
+export async function waitForJob(base: string, jobId: string, { intervalMs = 100, timeoutMs = 60_000 } = {}): Promise<{ final: ProgressRecord; seen: ProgressRecord[] }> {
+  const order = ['queued', 'running', 'done'];
+  const seen: ProgressRecord[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { status, body } = await progress(base, jobId);
+    assert.equal(status, 200, `progress answered ${status}: ${JSON.stringify(body)}`);
+    const previous = seen.at(-1);
+    if (previous) {
+      if (body.status !== 'error') assert.ok(order.indexOf(body.status) >= order.indexOf(previous.status), `status went back from ${previous.status} to ${body.status}`);
+      assert.ok((body.progress ?? 0) >= (previous.progress ?? 0), `progress went down from ${previous.progress} to ${body.progress}`);
+    }
+    if (body.progress !== undefined) {
+      assert.ok(Number.isInteger(body.progress) && body.progress >= 0 && body.progress <= 100, `bad progress ${body.progress}`);
+      assert.equal(body.progress === 100, body.status === 'done', `progress ${body.progress} with status ${body.status}`);
+    }
+    seen.push(body);
+    if (body.status === 'done' || body.status === 'error') return { final: body, seen };
+    assert.ok(Date.now() < deadline, `job ${jobId} not finished after ${timeoutMs} ms: ${JSON.stringify(body)}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export async function download(base: string, downloadUrl: string): Promise<{ response: Response; bytes: Buffer }> {
+  const response = await fetch(`${base}${downloadUrl}`);
+  return { response, bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+/** Asserts the contract's error shape and code; returns the body. */
+export async function expectError(response: Response, status: number, code: string): Promise<ErrorBody> {
+  const text = await response.text();
+  assert.equal(response.status, status, `expected ${status} ${code}, got ${response.status}: ${text}`);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json; charset=utf-8/);
+  const body = JSON.parse(text) as ErrorBody;
+  assert.equal(body.ok, false);
+  assert.equal(body.error.code, code);
+  assert.ok(body.error.message.length > 10, 'the message should tell the user what to do');
+  return body;
+}
+
+/** The whole client flow: submit, poll, download. */
+export async function convert(base: string, data: Uint8Array, filename: string, target: string): Promise<{ record: ProgressRecord; bytes: Buffer; response: Response }> {
+  const jobId = await submitOk(base, data, filename, target);
+  const { final } = await waitForJob(base, jobId);
+  assert.equal(final.status, 'done', `job failed: ${JSON.stringify(final.error)}`);
+  assert.match(final.download_url ?? '', new RegExp(`^/api/download/[A-Za-z0-9_-]+\\.${target}$`));
+  const { response, bytes } = await download(base, final.download_url!);
+  assert.equal(response.status, 200);
+  assert.equal(bytes.length, final.size, 'size in the progress record is the download\'s byte count');
+  return { record: final, bytes, response };
+}

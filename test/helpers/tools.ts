@@ -1,0 +1,51 @@
+// Independent checks of outputs with Debian's tools, never with the engine that made them.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+// sharp sets VIPSHOME=/target in the process that loads it, which makes Debian's vips look for its
+// modules (HEIF among them) in the wrong place: the tools get an environment without it.
+const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
+function tool(program: string, args: string[]): string {
+  return execFileSync(program, args, { encoding: 'utf8', env: toolEnv }).trim();
+}
+
+export function fileMime(file: string): string {
+  return tool('file', ['--brief', '--mime-type', file]);
+}
+
+export interface ImageFacts {
+  width: number;
+  height: number;
+  loader: string;
+  /** Mean of all bands, 0-255. */
+  average: number;
+}
+
+/** Reads an image with Debian's libvips CLI (not sharp's bundled copy). */
+export function imageFacts(file: string): ImageFacts {
+  const field = (name: string) => tool('vipsheader', ['-f', name, file]);
+  return {
+    width: Number(field('width')),
+    height: Number(field('height')),
+    loader: field('vips-loader'),
+    average: colourAverage(file),
+  };
+}
+
+/** Mean of the colour bands only (an alpha band would pull it towards 255). */
+function colourAverage(file: string): number {
+  const bands = Number(tool('vipsheader', ['-f', 'bands', file]));
+  if (bands < 4) return Number(tool('vips', ['avg', file]));
+  const colour = path.join(path.dirname(file), `${path.basename(file)}.colour.v`);
+  tool('vips', ['extract_band', file, colour, '0', '--n', '3']);
+  return Number(tool('vips', ['avg', colour]));
+}
+
+export async function writeTemp(bytes: Uint8Array, name: string): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-out-'));
+  const file = path.join(dir, name);
+  await fs.writeFile(file, bytes);
+  return file;
+}

@@ -1,0 +1,85 @@
+// Every image pair the catalogue advertises goes through the whole client flow, and the output is
+// checked with Debian's own libvips and `file`, not with the sharp that made it.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { convert } from './helpers/client.ts';
+import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage } from './helpers/fixtures.ts';
+import { startServer, type RunningServer } from './helpers/server.ts';
+import { fileMime, imageFacts, writeTemp } from './helpers/tools.ts';
+
+const IMAGE_FORMATS = ['avif', 'gif', 'jpg', 'png', 'tiff', 'webp'];
+const MIME: Record<string, string> = {
+  avif: 'image/avif', gif: 'image/gif', jpg: 'image/jpeg', png: 'image/png', tiff: 'image/tiff', webp: 'image/webp',
+};
+
+interface FormatEntry { id: string; category: string; media_type: string; extensions: string[]; targets: string[] }
+
+let server: RunningServer;
+let catalogue: FormatEntry[];
+
+before(async () => {
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
+  catalogue = ((await (await fetch(`${server.url}/api/formats`)).json()) as { formats: FormatEntry[] }).formats;
+});
+after(async () => {
+  await server.stop();
+});
+
+test('the catalogue lists every raster format with every other as a target', () => {
+  for (const id of IMAGE_FORMATS) {
+    const entry = catalogue.find((f) => f.id === id);
+    assert.ok(entry, `${id} missing from /api/formats`);
+    assert.equal(entry.category, 'image');
+    assert.equal(entry.media_type, MIME[id]);
+    assert.deepEqual(entry.targets, IMAGE_FORMATS.filter((t) => t !== id));
+  }
+  assert.deepEqual(catalogue.map((f) => f.id), [...catalogue.map((f) => f.id)].sort(), 'sorted by id');
+});
+
+describe('every advertised image pair converts', () => {
+  for (const source of IMAGE_FORMATS) {
+    for (const target of IMAGE_FORMATS.filter((t) => t !== source)) {
+      test(`${source} → ${target}`, async () => {
+        const input = await sampleImage(source);
+        const { bytes, response } = await convert(server.url, input, `sample.${source}`, target);
+        assert.equal(response.headers.get('content-type'), MIME[target]);
+        const file = await writeTemp(bytes, `out.${target}`);
+        assert.equal(fileMime(file), MIME[target], 'file(1) recognises the output type');
+        const facts = imageFacts(file);
+        assert.equal(facts.width, IMAGE_WIDTH);
+        assert.equal(facts.height, IMAGE_HEIGHT);
+        // The sample's average colour is about 118; lossy and palette encoders stay close.
+        const original = imageFacts(await writeTemp(input, `in.${source}`)).average;
+        assert.ok(Math.abs(facts.average - original) < 12, `average ${facts.average} far from the input's ${original}`);
+      });
+    }
+  }
+});
+
+test('the source format comes from the content, not the name', async () => {
+  const png = await sampleImage('png');
+  const { record, bytes } = await convert(server.url, png, 'holiday.jpg', 'webp');
+  assert.equal(record.source, 'png');
+  assert.equal(fileMime(await writeTemp(bytes, 'x.webp')), 'image/webp');
+});
+
+test('target names are case-insensitive, tolerate a leading dot, and accept aliases', async () => {
+  const png = await sampleImage('png');
+  for (const [target, id] of [['.WEBP', 'webp'], ['JPEG', 'jpg'], ['tif', 'tiff']] as const) {
+    const form = new FormData();
+    form.append('file', new Blob([png]), 'a.png');
+    form.append('target', target);
+    const response = await fetch(`${server.url}/api/convert`, { method: 'POST', body: form });
+    assert.equal(response.status, 200, `${target} refused`);
+    const { job_id } = (await response.json()) as { job_id: string };
+    const record = (await (await fetch(`${server.url}/api/progress/${job_id}`)).json()) as { target: string };
+    assert.equal(record.target, id);
+  }
+});
+
+test('the download is named after the upload with the target extension', async () => {
+  const { response } = await convert(server.url, await sampleImage('png'), 'Ferien am Meer.png', 'jpg');
+  const disposition = response.headers.get('content-disposition') ?? '';
+  assert.match(disposition, /^attachment;/);
+  assert.match(disposition, /filename="Ferien am Meer\.jpg"/);
+});
