@@ -47,7 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     connectionTimeout: 0,
     keepAliveTimeout: 10_000,
     return503OnClosing: true,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
   });
   app.server.headersTimeout = 20_000;
   app.server.maxHeadersCount = 100;
