@@ -13,6 +13,8 @@ const MAX_FILENAME_LENGTH = 255;
 
 /** Display-only: normalised, without control characters or path, never used to build a path. */
 export function displayName(raw: string | undefined): string {
+  // Control characters (NUL, CR, LF, ...) never reach a header or a log line.
+  // eslint-disable-next-line no-control-regex
   const base = (raw ?? '').normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, '').split(/[\\/]/).pop() ?? '';
   return base.trim().slice(0, MAX_FILENAME_LENGTH);
 }

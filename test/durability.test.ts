@@ -1,0 +1,154 @@
+// Nothing accepted is lost: a SIGKILL mid-job or a SIGTERM and a restart on the same data
+// directory, and every job finishes; finished results stay downloadable. Also the queue cap
+// (503 busy) and many clients at once.
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import { test } from 'node:test';
+import { convert, download, expectError, progress, submit, submitOk, waitForJob, type ProgressRecord } from './helpers/client.ts';
+import { noisePng, sampleImage } from './helpers/fixtures.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import { fileMime, writeTemp } from './helpers/tools.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const BASE_ENV = { CONVERTD_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: '1' };
+
+async function waitForStatus(server: RunningServer, jobId: string, status: ProgressRecord['status']): Promise<ProgressRecord> {
+  for (let i = 0; i < 400; i++) {
+    const { body } = await progress(server.url, jobId);
+    if (body.status === status) return body;
+    await sleep(25);
+  }
+  throw new Error(`job ${jobId} never reached ${status}`);
+}
+
+async function expectAvif(server: RunningServer, record: ProgressRecord): Promise<void> {
+  assert.equal(record.status, 'done', JSON.stringify(record.error));
+  const { response, bytes } = await download(server.url, record.download_url!);
+  assert.equal(response.status, 200);
+  assert.equal(fileMime(await writeTemp(bytes, 'out.avif')), 'image/avif');
+}
+
+test('SIGKILL mid-conversion, restart: running and queued jobs finish, done ones stay downloadable', async () => {
+  const dir = await tempDir();
+  let server = await startServer(BASE_ENV, dir);
+  try {
+    const finished = await convert(server.url, await sampleImage('png'), 'early.png', 'webp');
+    const noise = await noisePng(1400, 1000); // a couple of seconds of AVIF encoding
+    const ids = [
+      await submitOk(server.url, noise, 'one.png', 'avif'),
+      await submitOk(server.url, noise, 'two.png', 'avif'),
+      await submitOk(server.url, noise, 'three.png', 'avif'),
+    ];
+    const before = await waitForStatus(server, ids[0]!, 'running');
+    assert.equal((await progress(server.url, ids[1]!)).body.status, 'queued');
+
+    await server.stop('SIGKILL');
+    server = await startServer(BASE_ENV, dir);
+
+    // The job that was running is still "running" to the client (status never goes back) and its
+    // progress is no lower than before the kill.
+    const after = (await progress(server.url, ids[0]!)).body;
+    assert.ok(['running', 'done'].includes(after.status), `status after restart: ${after.status}`);
+    assert.ok((after.progress ?? 0) >= (before.progress ?? 0));
+    for (const id of ids) {
+      const { final } = await waitForJob(server.url, id, { timeoutMs: 90_000 });
+      await expectAvif(server, final);
+    }
+    const again = await download(server.url, finished.record.download_url!);
+    assert.equal(again.response.status, 200);
+    assert.deepEqual(again.bytes, finished.bytes);
+  } finally {
+    await server.stop('SIGKILL');
+  }
+});
+
+test('SIGTERM lets the running job finish; with no grace it runs again after the restart', async () => {
+  const noise = await noisePng(1000, 800);
+  for (const grace of ['30', '0']) {
+    const dir = await tempDir();
+    const env = { ...BASE_ENV, CONVERTD_SHUTDOWN_GRACE_SECONDS: grace };
+    let server = await startServer(env, dir);
+    try {
+      const id = await submitOk(server.url, noise, 'slow.png', 'avif');
+      await waitForStatus(server, id, 'running');
+      const code = await server.stop('SIGTERM');
+      assert.equal(code, 0, `exit code after SIGTERM (grace ${grace})`);
+      assert.ok(server.logs.some((line) => line.includes('"event":"stopped"')));
+      server = await startServer(env, dir);
+      const { final } = await waitForJob(server.url, id, { timeoutMs: 60_000 });
+      await expectAvif(server, final);
+      if (grace === '0') assert.ok(server.logs.some((line) => line.includes('"event":"jobs_recovered"')));
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  }
+});
+
+test('a full queue answers 503 busy with Retry-After, and accepts again once it drains', async () => {
+  const server = await startServer({ ...BASE_ENV, CONVERTD_QUEUE_LIMIT: '1' });
+  try {
+    const noise = await noisePng(1000, 800);
+    const running = await submitOk(server.url, noise, 'a.png', 'avif');
+    await waitForStatus(server, running, 'running');
+    const queued = await submitOk(server.url, noise, 'b.png', 'avif');
+    const refused = await submit(server.url, noise, 'c.png', 'avif');
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    await expectError(refused, 503, 'busy');
+    await waitForJob(server.url, queued, { timeoutMs: 60_000 });
+    await submitOk(server.url, await sampleImage('png'), 'd.png', 'webp');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('many clients at once: 40 simultaneous submissions and pollers all finish correctly', async () => {
+  const server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
+  try {
+    const formats = ['png', 'jpg', 'webp', 'gif', 'tiff'];
+    const inputs = await Promise.all(formats.map((f) => sampleImage(f)));
+    const results = await Promise.all(Array.from({ length: 40 }, async (_, i) => {
+      const target = formats[(i + 1) % formats.length]!;
+      const jobId = await submitOk(server.url, inputs[i % formats.length]!, `f${i}.${formats[i % formats.length]}`, target);
+      const { final } = await waitForJob(server.url, jobId, { intervalMs: 50 });
+      const { bytes } = await download(server.url, final.download_url!);
+      return { target, bytes, size: final.size };
+    }));
+    const mime: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', tiff: 'image/tiff' };
+    for (const { target, bytes, size } of results) {
+      assert.equal(bytes.length, size);
+      assert.equal(fileMime(await writeTemp(bytes, `x.${target}`)), mime[target]);
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
+/** Peak resident memory of a process, in bytes (VmHWM). */
+async function peakRss(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+test('uploads stream to disk: memory does not follow the file size', async () => {
+  // The same 20 concurrent uploads, first of 2 MiB, then of 20 MiB each (400 MiB in all), each
+  // streamed in full and then refused as unsupported. Were files held in memory, the second
+  // peak would be hundreds of MiB above the first.
+  const growth: number[] = [];
+  for (const mib of [2, 20]) {
+    const server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
+    try {
+      const payload = Buffer.alloc(mib * 1024 * 1024, 0x5a);
+      await (await submit(server.url, payload.subarray(0, 1024 * 1024), 'warm.bin', 'png')).body?.cancel();
+      const baseline = await peakRss(server.child.pid!);
+      const responses = await Promise.all(Array.from({ length: 20 }, () => submit(server.url, payload, 'big.bin', 'png')));
+      for (const response of responses) await expectError(response, 415, 'unsupported_format');
+      growth.push((await peakRss(server.child.pid!)) - baseline);
+      assert.deepEqual(await fs.readdir(`${server.dataDir}/uploads`), [], 'refused uploads are deleted');
+    } finally {
+      await server.stop();
+    }
+  }
+  const [small, large] = growth.map((bytes) => Math.round(bytes / 1048576)) as [number, number];
+  assert.ok(large < 128, `peak RSS grew by ${large} MiB for 400 MiB of uploads`);
+  assert.ok(large < small + 64, `10x larger uploads grew the peak from ${small} to ${large} MiB`);
+});
