@@ -46,7 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 120_000,
     connectionTimeout: 0,
     keepAliveTimeout: 10_000,
-    return503OnClosing: true,
+    return503OnClosing: false, // answered below in the contract's shape
     routerOptions: { maxParamLength: 200 },
   });
   app.server.headersTimeout = 20_000;
@@ -73,7 +73,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const method of methods) entry.methods.add(method);
   });
 
+  let closing = false;
+  app.addHook('preClose', async () => { closing = true; });
+
   app.addHook('onRequest', async (request, reply) => {
+    if (closing) throw new ConvertdError('unavailable', undefined, {}, { 'retry-after': '5' });
     const key = clientKey(request.ip);
     const isSubmission = request.method === 'POST' && request.routeOptions.url === '/api/convert';
     const decision = await (isSubmission ? submitLimits : readLimits).consume(key);

@@ -104,7 +104,7 @@ export class JobService {
       const source = sniffed.format;
       if (!source || !engines.reads(source.id)) {
         const message = sniffed.detected
-          ? `The file looks like ${sniffed.detected}, which this service does not convert: see /api/formats for the formats it reads.`
+          ? `The file looks like ${/^an? /.test(sniffed.detected) ? sniffed.detected : `a ${sniffed.detected} file`}, which this service does not convert: see /api/formats for the formats it reads.`
           : undefined;
         throw new ConvertdError('unsupported_format', message, { detected: sniffed.detected ?? null });
       }

@@ -1,0 +1,66 @@
+// Real-world images from ../shared/corpus (public projects' sample files) through the service.
+// Skipped when the corpus is absent (a fresh clone has no ../shared). Valid images must convert;
+// files from corrupt/ must end in a documented error, never a crash or a hang.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { download, submit, waitForJob } from './helpers/client.ts';
+import { startServer, type RunningServer } from './helpers/server.ts';
+import { fileMime, writeTemp } from './helpers/tools.ts';
+
+const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
+const FAMILIES = ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff'];
+const TARGETS: Record<string, string> = { png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg' };
+const MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp' };
+const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
+
+const present = fs.existsSync(CORPUS);
+const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readdirSync(path.join(CORPUS, dir)).map((f) => path.join(CORPUS, dir, f)) : []);
+
+describe('corpus: real-world images', { skip: present ? false : 'no ../shared/corpus here' }, () => {
+  let server: RunningServer;
+  const report: string[] = [];
+  before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });
+  after(async () => {
+    await server.stop();
+    if (report.length) process.stdout.write(`corpus report:\n  ${report.join('\n  ')}\n`);
+  });
+
+  for (const family of FAMILIES) {
+    for (const file of files(family)) {
+      const target = TARGETS[family]!;
+      test(`${family}/${path.basename(file)} → ${target}`, async () => {
+        const response = await submit(server.url, fs.readFileSync(file), path.basename(file), target);
+        if (response.status === 415) {
+          // A variant of the family the engines cannot decode (an animated AVIF, say): refused
+          // up front, with a message naming what it is.
+          const body = await response.json() as { error: { code: string; message: string } };
+          report.push(`${family}/${path.basename(file)} → ${target}: refused (${body.error.message})`);
+          assert.equal(body.error.code, 'unsupported_format');
+          assert.match(body.error.message, /looks like/);
+          return;
+        }
+        assert.equal(response.status, 200, await response.clone().text());
+        const { job_id: jobId } = await response.json() as { job_id: string };
+        const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+        report.push(`${family}/${path.basename(file)} → ${target}: ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}`);
+        assert.equal(final.status, 'done', JSON.stringify(final.error));
+        const { bytes } = await download(server.url, final.download_url!);
+        assert.equal(fileMime(await writeTemp(bytes, `out.${target}`)), MIME[target]);
+      });
+    }
+  }
+
+  for (const file of files('corrupt').filter((f) => /\.(png|jpe?g|gif|webp|tiff?|avif)$/i.test(f))) {
+    test(`corrupt/${path.basename(file)} ends in a documented error or converts what is readable`, async () => {
+      const response = await submit(server.url, fs.readFileSync(file), path.basename(file), 'webp');
+      assert.ok([200, 415].includes(response.status), `status ${response.status}`);
+      if (response.status !== 200) return;
+      const { job_id: jobId } = await response.json() as { job_id: string };
+      const { final } = await waitForJob(server.url, jobId, { timeoutMs: 60_000 });
+      report.push(`corrupt/${path.basename(file)}: ${final.status}${final.error ? ` (${final.error.code})` : ''}`);
+      if (final.status === 'error') assert.ok(DOCUMENTED_JOB_ERRORS.includes(final.error!.code), final.error!.code);
+    });
+  }
+});
