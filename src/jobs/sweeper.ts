@@ -53,7 +53,8 @@ export class Sweeper {
     }
     const tombstones = await store.deleteTombstones(now - config.tombstoneSeconds * 1000);
     const live = new Set((await store.listUnfinished()).map((job) => job.id));
-    const orphans = await storage.removeOrphans((id) => live.has(id), ABANDONED_UPLOAD_MS);
+    const resultMaxAgeMs = (config.fileLifetimeSeconds + config.sweepIntervalSeconds) * 1000;
+    const orphans = await storage.removeOrphans((id) => live.has(id), ABANDONED_UPLOAD_MS, resultMaxAgeMs);
     if (expired.length + tombstones + orphans > 0) {
       log.info({ event: 'sweep', expired: expired.length, tombstones, orphans }, 'expired files deleted');
     }

@@ -96,7 +96,7 @@ export class LocalStorage implements FileStorage {
     await fs.rm(this.resultPath(token, ext), { force: true });
   }
 
-  async removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number): Promise<number> {
+  async removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number, resultMaxAgeMs: number): Promise<number> {
     const now = Date.now();
     let removed = 0;
     // An upload still being received is written to continuously, so its mtime stays fresh; inputs
@@ -116,6 +116,9 @@ export class LocalStorage implements FileStorage {
     await sweep(this.uploads, uploadMaxAgeMs, () => undefined);
     await sweep(this.inputs, 60_000, (name) => name);
     await sweep(this.work, 60_000, (name) => name);
+    // Every result expires one lifetime after its creation; one older than that belongs to no
+    // live job (a crash between storing it and recording the job as done leaves such a file).
+    await sweep(this.results, resultMaxAgeMs, () => undefined);
     return removed;
   }
 

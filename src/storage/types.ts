@@ -25,8 +25,8 @@ export interface FileStorage {
   commitResult(token: string, ext: string, localPath: string): Promise<number>;
   openResult(token: string, ext: string): Promise<ResultHandle | undefined>;
   deleteResult(token: string, ext: string): Promise<void>;
-  /** Removes leftovers no job owns any more (interrupted uploads, orphaned inputs and work dirs). */
-  removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number): Promise<number>;
+  /** Removes leftovers no job owns any more (interrupted uploads, orphaned inputs, work dirs and results). */
+  removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number, resultMaxAgeMs: number): Promise<number>;
   /** Free bytes where uploads land. */
   freeBytes(): Promise<number>;
 }
