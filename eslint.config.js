@@ -21,6 +21,8 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs', '**/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: {
+      globals: Object.fromEntries(['process', 'console', 'URL', 'setTimeout', 'fetch', 'FormData', 'Blob', 'Buffer'].map((name) => [name, 'readonly'])),
+    },
   },
 );

@@ -230,3 +230,16 @@ test('the formats and limits endpoints have the contract\'s shapes', async () =>
   assert.equal(limits.file_lifetime_seconds, 1800);
   assert.ok(Array.isArray(limits.rate_limits));
 });
+
+test('the README\'s example client converts a PNG to WebP against the running service', async () => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const { writeFile } = await import('node:fs/promises');
+  const { tempDir } = await import('./helpers/server.ts');
+  const { fileMime } = await import('./helpers/tools.ts');
+  const dir = await tempDir();
+  await writeFile(`${dir}/photo.png`, png);
+  const { stdout } = await promisify(execFile)(process.execPath, ['examples/convert.mjs', `${dir}/photo.png`, 'webp', server.url]);
+  assert.equal(stdout.trim(), `${dir}/photo.webp`);
+  assert.equal(fileMime(`${dir}/photo.webp`), 'image/webp');
+});
