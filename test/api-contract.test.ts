@@ -243,3 +243,17 @@ test('the README\'s example client converts a PNG to WebP against the running se
   assert.equal(stdout.trim(), `${dir}/photo.webp`);
   assert.equal(fileMime(`${dir}/photo.webp`), 'image/webp');
 });
+
+test('structured logs: one JSON line per request and per job transition, never a download token', async () => {
+  const { record } = await convert(server.url, png, 'logged.png', 'webp');
+  const jobId = String(record.job_id);
+  const token = record.download_url!.split('/').pop()!.split('.')[0]!;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const entries = server.logs.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const events = entries.filter((e) => e.job_id === jobId).map((e) => e.event);
+  assert.deepEqual(events, ['job_queued', 'job_running', 'job_done']);
+  const requests = entries.filter((e) => e.msg === 'request');
+  assert.ok(requests.some((e) => e.route === '/api/convert' && e.status === 200 && typeof e.ms === 'number'));
+  assert.ok(requests.some((e) => e.route === '/api/download/:file' && e.status === 200));
+  assert.ok(!server.logs.some((line) => line.includes(token)), 'a download token reached the logs');
+});

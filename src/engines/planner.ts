@@ -68,8 +68,10 @@ export class RoutePlanner {
 
   private search(from: string, to: string): Route | null {
     if (from === to) return null;
-    // Small graphs (tens of formats): a simple priority list is plenty.
-    const best = new Map<string, number>([[from, 0]]);
+    // Dijkstra over (format, steps taken): with a cap on steps, a cheaper but longer way to a
+    // format must not hide a dearer, shorter one that still has steps left to reach the target.
+    // Small graphs (tens of formats): a sorted list is plenty.
+    const best = new Map<string, number>([[`${from}#0`, 0]]);
     const queue: Array<{ format: string; cost: number; steps: RouteStep[] }> = [{ format: from, cost: 0, steps: [] }];
     while (queue.length > 0) {
       queue.sort((a, b) => a.cost - b.cost);
@@ -78,8 +80,9 @@ export class RoutePlanner {
       if (current.steps.length >= MAX_STEPS) continue;
       for (const { engine, edge } of this.outgoing.get(current.format) ?? []) {
         const cost = current.cost + edge.cost;
-        if (cost >= (best.get(edge.to) ?? Infinity)) continue;
-        best.set(edge.to, cost);
+        const key = `${edge.to}#${current.steps.length + 1}`;
+        if (cost >= (best.get(key) ?? Infinity)) continue;
+        best.set(key, cost);
         queue.push({ format: edge.to, cost, steps: [...current.steps, { engine, from: edge.from, to: edge.to, cost: edge.cost }] });
       }
     }

@@ -1,0 +1,49 @@
+// The route planner is a graph search over declared edges; with one engine installed today no
+// HTTP request can make it chain, so it is checked directly with declared edges. (The engines
+// here are declarations only: the planner never calls convert.)
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RoutePlanner } from '../src/engines/planner.ts';
+import type { ConversionEdge, Engine } from '../src/engines/types.ts';
+
+function declared(id: string, edges: ConversionEdge[]): { engine: Engine; edges: ConversionEdge[] } {
+  const engine: Engine = {
+    id, edges, reportsProgress: false,
+    estimateSeconds: () => 1,
+    probe: async () => edges,
+    convert: async () => { throw new Error('not called by the planner'); },
+  };
+  return { engine, edges };
+}
+
+const planner = new RoutePlanner([
+  declared('office', [{ from: 'docx', to: 'pdf', cost: 4 }, { from: 'md', to: 'odt', cost: 3 }, { from: 'odt', to: 'pdf', cost: 4 }]),
+  declared('markup', [{ from: 'md', to: 'html', cost: 1 }, { from: 'html', to: 'pdf', cost: 3 }, { from: 'md', to: 'pdf', cost: 20 }]),
+  declared('raster', [{ from: 'pdf', to: 'png', cost: 2 }, { from: 'png', to: 'webp', cost: 1 }]),
+]);
+
+test('a direct edge is used when it is the cheapest', () => {
+  const route = planner.route('docx', 'pdf')!;
+  assert.deepEqual(route.map((s) => [s.engine.id, s.from, s.to]), [['office', 'docx', 'pdf']]);
+});
+
+test('two engines are chained where that is cheaper or the only way', () => {
+  // md → pdf directly costs 20; md → html → pdf costs 4; md → odt → pdf costs 7.
+  assert.deepEqual(planner.route('md', 'pdf')!.map((s) => `${s.engine.id}:${s.from}>${s.to}`), ['markup:md>html', 'markup:html>pdf']);
+  assert.deepEqual(planner.route('docx', 'png')!.map((s) => s.engine.id), ['office', 'raster']);
+});
+
+test('routes are at most three steps, and targets() lists every reachable format', () => {
+  assert.deepEqual(planner.route('docx', 'webp')!.map((s) => s.to), ['pdf', 'png', 'webp']);
+  // The cheap way to pdf (through html) leaves no step for png → webp: the dear direct edge wins.
+  assert.deepEqual(planner.route('md', 'webp')!.map((s) => `${s.from}>${s.to}`), ['md>pdf', 'pdf>png', 'png>webp']);
+  assert.equal(planner.route('odt', 'webp')!.length, 3);
+  const fourSteps = new RoutePlanner([declared('chain', [
+    { from: 'a', to: 'b', cost: 1 }, { from: 'b', to: 'c', cost: 1 }, { from: 'c', to: 'd', cost: 1 }, { from: 'd', to: 'e', cost: 1 },
+  ])]);
+  assert.equal(fourSteps.route('a', 'e'), undefined, 'four steps is past the cap');
+  assert.deepEqual(fourSteps.targets('a'), ['b', 'c', 'd']);
+  assert.deepEqual(planner.targets('docx'), ['pdf', 'png', 'webp']);
+  assert.equal(planner.route('png', 'docx'), undefined);
+  assert.equal(planner.route('png', 'png'), undefined);
+});
