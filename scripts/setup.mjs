@@ -19,6 +19,7 @@ const forTests = process.argv.includes('--for-tests');
 /** Debian packages per purpose. Engines of later families add theirs here. */
 const SERVICE_PACKAGES = [
   'util-linux', // prlimit: resource limits for every engine process
+  'bubblewrap', // the sandbox every engine process runs in
 ];
 const TEST_PACKAGES = [
   'file', // independent check of every output's type

@@ -29,6 +29,8 @@ export interface Config {
   readonly tombstoneSeconds: number;
   readonly shutdownGraceSeconds: number;
   readonly logLevel: string;
+  /** "auto": engines run in bubblewrap, and the service refuses to start without it; "off": unconfined. */
+  readonly sandbox: 'auto' | 'off';
 }
 
 export class ConfigError extends Error {}
@@ -59,6 +61,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+function sandboxMode(raw: string | undefined): 'auto' | 'off' {
+  const value = (raw ?? 'auto').trim().toLowerCase();
+  if (value === 'auto' || value === 'on' || value === '') return 'auto';
+  if (value === 'off') return 'off';
+  throw new ConfigError(`CONVERTD_SANDBOX: "${raw}" must be "auto" (the default) or "off"`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cores = Math.max(1, os.availableParallelism());
   return {
@@ -80,5 +89,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tombstoneSeconds: integer(env, 'CONVERTD_TOMBSTONE_SECONDS', 7 * 86400, 0),
     shutdownGraceSeconds: integer(env, 'CONVERTD_SHUTDOWN_GRACE_SECONDS', 20, 0),
     logLevel: env.CONVERTD_LOG_LEVEL?.trim() || 'info',
+    sandbox: sandboxMode(env.CONVERTD_SANDBOX),
   };
 }

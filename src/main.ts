@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { buildApp } from './http/app.ts';
+import { configureSandbox } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobService } from './jobs/service.ts';
 import { SqliteJobStore } from './jobs/sqlite-store.ts';
@@ -30,6 +31,15 @@ function readConfig(): Config {
 async function main(): Promise<void> {
   const config = readConfig();
   const log = pino({ level: config.logLevel, base: { service: 'convertd' } });
+
+  const sandbox = configureSandbox(config.sandbox);
+  if (sandbox.problem) {
+    log.fatal({ event: 'sandbox_unavailable', problem: sandbox.problem },
+      `engines cannot be sandboxed: ${sandbox.problem}. Fix this, or set CONVERTD_SANDBOX=off to run them unconfined (not for untrusted uploads).`);
+    process.exit(1);
+  }
+  if (sandbox.settings.mode === 'off') log.warn({ event: 'sandbox_off' }, 'CONVERTD_SANDBOX=off: engines run without a sandbox; do not accept untrusted uploads');
+  else log.info({ event: 'sandbox', mode: sandbox.settings.mode, engine_uid: sandbox.settings.uid ?? process.getuid?.() }, 'engines run in a bubblewrap sandbox');
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const storage = new LocalStorage(config.dataDir);

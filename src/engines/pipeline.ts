@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileTypeFromFile } from 'file-type';
 import { ConvertdError } from '../errors.ts';
 import { formatCatalogue } from '../formats/catalogue.ts';
+import { giveToEngineUser } from '../process/sandbox.ts';
 import type { Route } from './planner.ts';
 import type { EngineLimits } from './types.ts';
 
@@ -71,6 +72,7 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
     const output = path.join(workDir, `step${index + 1}.${step.to}`);
     const stepDir = path.join(workDir, `tmp${index + 1}`);
     await fs.mkdir(stepDir, { recursive: true });
+    await giveToEngineUser(stepDir);
 
     let ticker: NodeJS.Timeout | undefined;
     if (!step.engine.reportsProgress) {

@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { ConvertdError, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
 import { runPipeline } from '../engines/pipeline.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
+import { giveToEngineUser } from '../process/sandbox.ts';
 import type { FileStorage } from '../storage/types.ts';
 import type { JobStore } from './types.ts';
 
@@ -63,6 +64,7 @@ export class JobWorker {
       if (!route) throw new ConvertdError('conversion_failed', `No converter on this server turns ${job.source} into ${job.target} any more.`);
       const workDir = await storage.createWorkDir(jobId);
       const input = await storage.fetchInput(jobId, workDir, job.source);
+      await giveToEngineUser(workDir);
       const output = await runPipeline({
         route,
         input,

@@ -2,10 +2,12 @@
 // an argument array (never a shell string), a clean environment, stdin closed (nothing can wait on
 // a password prompt), resource limits through prlimit, a wall-clock timeout, and on timeout or
 // abort the whole process group is killed: soffice, gs under ImageMagick and chromium leave
-// grandchildren behind a plain child.kill() (shared/stack.md). The sandbox joins here too.
+// grandchildren behind a plain child.kill() (shared/stack.md). Inside, the program runs in the
+// bubblewrap sandbox of sandbox.ts (its PID namespace dies with bwrap, taking every child along).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { ConvertdError } from '../errors.ts';
+import { sandboxSettings, wrap } from './sandbox.ts';
 
 export interface ResourceLimits {
   /** CPU seconds (RLIMIT_CPU). */
@@ -19,7 +21,10 @@ export interface ResourceLimits {
 }
 
 export interface RunOptions {
+  /** The job's work directory: the working directory, HOME, TMPDIR, and the only writable place. */
   readonly cwd: string;
+  /** Paths outside /usr the tool must read (its configuration, say), bound read-only in the sandbox. */
+  readonly readOnly?: readonly string[];
   /** Variables added to the minimal environment (PATH, HOME, TMPDIR, LANG). */
   readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
@@ -71,23 +76,29 @@ function killGroup(pid: number | undefined): void {
  */
 export function runProcess(program: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
   options.signal?.throwIfAborted();
+  // A clean environment: nothing of the service's own (credentials, config) reaches a tool.
+  const env = {
+    PATH: '/usr/bin:/bin',
+    HOME: options.cwd,
+    TMPDIR: options.cwd,
+    LANG: 'C.UTF-8',
+    ...options.env,
+  };
+  const sandbox = sandboxSettings();
+  const wrapped = wrap(program, args, { workDir: options.cwd, readOnly: options.readOnly ?? [], env }, sandbox);
   const limitArgs = prlimitArgs(options.limits);
   const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
-  const command = usePrlimit ? PRLIMIT : program;
-  const argv = usePrlimit ? [...limitArgs, '--', program, ...args] : [...args];
+  const command = usePrlimit ? PRLIMIT : wrapped.command;
+  const argv = usePrlimit ? [...limitArgs, '--', wrapped.command, ...wrapped.argv] : wrapped.argv;
 
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(command, argv, {
       cwd: options.cwd,
-      // A clean environment: nothing of the service's own (credentials, config) reaches a tool.
-      env: {
-        PATH: '/usr/local/bin:/usr/bin:/bin',
-        HOME: options.cwd,
-        TMPDIR: options.cwd,
-        LANG: 'C.UTF-8',
-        ...options.env,
-      },
+      env,
+      // As an unprivileged user when the service itself is root.
+      uid: sandbox.uid,
+      gid: sandbox.gid,
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so that the whole tree can be killed at once.
       detached: true,

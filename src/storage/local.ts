@@ -34,9 +34,15 @@ export class LocalStorage implements FileStorage {
   }
 
   async init(): Promise<void> {
-    for (const dir of [this.uploads, this.inputs, this.work, this.results]) {
+    for (const dir of [this.uploads, this.inputs, this.results]) {
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      await fs.chmod(dir, 0o700);
     }
+    // Engines may run as an unprivileged user that must reach its own work dir: the data dir and
+    // work/ are traverse-only for others (no listing; job ids are unguessable), the rest private.
+    await fs.mkdir(this.work, { recursive: true, mode: 0o711 });
+    await fs.chmod(this.root, 0o711);
+    await fs.chmod(this.work, 0o711);
   }
 
   newUploadPath(): string {
