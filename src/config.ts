@@ -24,6 +24,7 @@ export interface Config {
   readonly jobTimeoutSeconds: number;
   readonly maxOutputBytes: number;
   readonly maxImagePixels: number;
+  readonly maxMediaSeconds: number;
   readonly maxAttempts: number;
   readonly sweepIntervalSeconds: number;
   readonly tombstoneSeconds: number;
@@ -81,9 +82,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: (env.CONVERTD_TRUSTED_PROXIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     concurrency: integer(env, 'CONVERTD_CONCURRENCY', cores, 1, 256),
     queueLimit: integer(env, 'CONVERTD_QUEUE_LIMIT', 200, 0),
-    jobTimeoutSeconds: integer(env, 'CONVERTD_JOB_TIMEOUT_SECONDS', 300, 1),
+    jobTimeoutSeconds: integer(env, 'CONVERTD_JOB_TIMEOUT_SECONDS', 900, 1),
     maxOutputBytes: integer(env, 'CONVERTD_MAX_OUTPUT_BYTES', 268_435_456, 1),
     maxImagePixels: integer(env, 'CONVERTD_MAX_IMAGE_PIXELS', 100_000_000, 1),
+    maxMediaSeconds: integer(env, 'CONVERTD_MAX_MEDIA_SECONDS', 4 * 3600, 1),
     maxAttempts: integer(env, 'CONVERTD_MAX_ATTEMPTS', 3, 1, 100),
     sweepIntervalSeconds: integer(env, 'CONVERTD_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
     tombstoneSeconds: integer(env, 'CONVERTD_TOMBSTONE_SECONDS', 7 * 86400, 0),

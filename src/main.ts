@@ -6,6 +6,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { EngineRegistry } from './engines/registry.ts';
+import { FfmpegEngine } from './engines/ffmpeg.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { buildApp } from './http/app.ts';
 import { configureSandbox } from './process/sandbox.ts';
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   const storage = new LocalStorage(config.dataDir);
   await storage.init();
   const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
-  const engines = await EngineRegistry.start([new SharpEngine()], log);
+  const engines = await EngineRegistry.start([new SharpEngine(), new FfmpegEngine()], log);
   const queue = new LocalQueue(config.concurrency);
   const service = new JobService({ store, queue, storage, engines, config, log });
   const worker = new JobWorker({ store, storage, engines, config, log });

@@ -31,7 +31,7 @@ test('the catalogue lists every raster format with every other as a target', () 
     assert.ok(entry, `${id} missing from /api/formats`);
     assert.equal(entry.category, 'image');
     assert.equal(entry.media_type, MIME[id]);
-    assert.deepEqual(entry.targets, IMAGE_FORMATS.filter((t) => t !== id));
+    for (const target of IMAGE_FORMATS.filter((t) => t !== id)) assert.ok(entry.targets.includes(target), `${id} → ${target}`);
   }
   assert.deepEqual(catalogue.map((f) => f.id), [...catalogue.map((f) => f.id)].sort(), 'sorted by id');
 });

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { fileTypeFromFile } from 'file-type';
 import { ConvertdError } from '../errors.ts';
 import { formatCatalogue } from '../formats/catalogue.ts';
-import { giveToEngineUser } from '../process/sandbox.ts';
 import type { Route } from './planner.ts';
 import type { EngineLimits } from './types.ts';
 
@@ -70,9 +69,6 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
     const base = doneCost / totalCost;
     const stepProgress = (fraction: number) => report(base + share * Math.min(1, Math.max(0, fraction)));
     const output = path.join(workDir, `step${index + 1}.${step.to}`);
-    const stepDir = path.join(workDir, `tmp${index + 1}`);
-    await fs.mkdir(stepDir, { recursive: true });
-    await giveToEngineUser(stepDir);
 
     let ticker: NodeJS.Timeout | undefined;
     if (!step.engine.reportsProgress) {
@@ -88,7 +84,7 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
         output,
         from: step.from,
         to: step.to,
-        workDir: stepDir,
+        workDir,
         onProgress: (fraction) => stepProgress(Math.min(0.99, fraction)),
         signal,
         limits,
@@ -100,7 +96,6 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
     await checkOutput(output, step.to, limits.maxOutputBytes);
     // Intermediate files go as soon as the next step has what it needs: disk is a shared budget.
     if (current !== request.input) await fs.rm(current, { force: true });
-    await fs.rm(stepDir, { recursive: true, force: true });
     current = output;
     doneCost += step.cost;
     stepProgress(1);

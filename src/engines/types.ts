@@ -16,6 +16,8 @@ export interface EngineLimits {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly maxImagePixels: number;
+  /** Longest audio or video accepted, in seconds. */
+  readonly maxMediaSeconds: number;
 }
 
 export interface ConvertRequest {
@@ -25,7 +27,10 @@ export interface ConvertRequest {
   readonly output: string;
   readonly from: string;
   readonly to: string;
-  /** A private, empty directory the engine may use for temporary files. */
+  /**
+   * The job's private work directory, holding the input and receiving the output: the working
+   * directory of the engine's processes and the only place their sandbox lets them write.
+   */
   readonly workDir: string;
   /** Reports real progress as a fraction 0..1; engines that cannot tell simply never call it. */
   readonly onProgress: (fraction: number) => void;

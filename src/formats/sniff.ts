@@ -37,6 +37,12 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
   if (byContent) {
     const variant = await unsupportedVariant(file, byContent.ext);
     if (variant) return { format: undefined, detected: variant };
+    // An ASF container holds Windows Media audio or video alike; only the name tells them apart,
+    // and either way ffmpeg reads it the same.
+    if (byContent.ext === 'asf') {
+      const named = path.extname(filename).slice(1).toLowerCase() === 'wma' ? 'wma' : 'wmv';
+      return { format: catalogue.get(named), detected: named };
+    }
     const format = catalogue.resolve(byContent.ext);
     // A signature we know of a format we do not handle: the extension must not override it.
     return { format: format?.detect === 'magic' ? format : undefined, detected: byContent.ext };

@@ -74,6 +74,7 @@ export class JobWorker {
           timeoutMs: config.jobTimeoutSeconds * 1000,
           maxOutputBytes: config.maxOutputBytes,
           maxImagePixels: config.maxImagePixels,
+          maxMediaSeconds: config.maxMediaSeconds,
         },
         onProgress: (fraction) => {
           // 100 belongs to "done" alone.

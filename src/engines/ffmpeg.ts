@@ -1,0 +1,196 @@
+// Audio and video through Debian's ffmpeg. Safety first (shared/security.md section 2): ffmpeg
+// probes by content, so an HLS playlist or a concat script uploaded as "video.mp4" would make it
+// open other files. Every input is first probed with ffprobe and accepted only when its container
+// is on an allow-list; both tools run with `-protocol_whitelist file` and `-format_whitelist`, in
+// the sandbox where only the job's own directory exists. Duration and resolution caps are checked
+// on the probe, before any work starts. Progress is real: ffmpeg's `-progress` output against the
+// probed duration.
+import path from 'node:path';
+import { ConvertdError } from '../errors.ts';
+import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
+
+const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
+const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff'];
+const VIDEO_SOURCES = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wmv', 'ogv', 'm4v'];
+const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif'];
+
+/** Demuxers ffmpeg may use: nothing that reads other files (hls, concat, image2 sequences...). */
+const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac,mpeg,flv,asf,aiff,ac3,amr,gif';
+/** ffprobe's format_name values accepted (each a demuxer of the list above). */
+const ACCEPTED_CONTAINERS = new Set([
+  'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'mp3', 'wav', 'flac', 'ogg', 'aac', 'mpeg', 'flv', 'asf', 'aiff', 'ac3', 'amr', 'gif',
+]);
+
+/** Largest video frame decoded: 4096 x 4096. */
+const MAX_FRAME_PIXELS = 4096 * 4096;
+/** Animated GIF output: the first GIF_MAX_SECONDS, GIF_FPS frames a second, at most GIF_WIDTH wide. */
+const GIF_MAX_SECONDS = 30;
+const GIF_FPS = 10;
+const GIF_WIDTH = 480;
+
+function edges(): ConversionEdge[] {
+  const list: ConversionEdge[] = [];
+  for (const from of AUDIO_SOURCES) {
+    for (const to of AUDIO_TARGETS) if (to !== from) list.push({ from, to, cost: 2 });
+  }
+  for (const from of VIDEO_SOURCES) {
+    for (const to of VIDEO_TARGETS) if (to !== from) list.push({ from, to, cost: to === 'webm' ? 12 : 8 });
+    for (const to of AUDIO_TARGETS) list.push({ from, to, cost: 3 });
+  }
+  // An animated GIF becomes a video worth the name.
+  for (const to of ['mp4', 'webm']) list.push({ from: 'gif', to, cost: to === 'webm' ? 12 : 8 });
+  return list;
+}
+
+interface Probe {
+  container: string;
+  duration: number;
+  video?: { width: number; height: number };
+  hasAudio: boolean;
+}
+
+const MUXER: Record<string, string> = {
+  mp3: 'mp3', wav: 'wav', flac: 'flac', ogg: 'ogg', opus: 'opus', m4a: 'ipod', aiff: 'aiff',
+  mp4: 'mp4', webm: 'webm', mkv: 'matroska', mov: 'mov', avi: 'avi', gif: 'gif',
+};
+
+/** x264 preset by length: quality for short clips, speed for long ones (the job has a time limit). */
+function x264Preset(seconds: number): string {
+  if (seconds <= 60) return 'medium';
+  if (seconds <= 600) return 'fast';
+  return 'veryfast';
+}
+
+/** Even dimensions, which 4:2:0 encoders require. */
+const EVEN = 'scale=trunc(iw/2)*2:trunc(ih/2)*2';
+
+function encoderArgs(to: string, probe: Probe): string[] {
+  const h264 = ['-c:v', 'libx264', '-preset', x264Preset(probe.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
+  const aac = ['-c:a', 'aac', '-b:a', '160k'];
+  const videoMap = ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn'];
+  switch (to) {
+    case 'mp3': return ['-vn', '-sn', '-dn', '-c:a', 'libmp3lame', '-q:a', '2'];
+    case 'wav': return ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16le'];
+    case 'flac': return ['-vn', '-sn', '-dn', '-c:a', 'flac'];
+    case 'ogg': return ['-vn', '-sn', '-dn', '-c:a', 'libvorbis', '-q:a', '5'];
+    case 'opus': return ['-vn', '-sn', '-dn', '-c:a', 'libopus', '-b:a', '128k'];
+    case 'm4a': return ['-vn', '-sn', '-dn', '-c:a', 'aac', '-b:a', '192k'];
+    case 'aiff': return ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16be'];
+    case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
+    case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
+    case 'mkv': return [...videoMap, ...h264, ...aac];
+    case 'webm': {
+      // VP9 at libvpx's defaults runs about 16x slower than realtime here (shared/stack.md): "good"
+      // with cpu-used 4 for short clips, the realtime mode for long ones.
+      const speed = probe.duration <= 30 ? ['-deadline', 'good', '-cpu-used', '4'] : ['-deadline', 'realtime', '-cpu-used', '8'];
+      return [...videoMap, '-c:v', 'libvpx-vp9', ...speed, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
+    }
+    case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
+    case 'gif': return [
+      '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(GIF_MAX_SECONDS),
+      '-vf', `fps=${GIF_FPS},scale='min(${GIF_WIDTH},iw)':-2:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=3`,
+      '-loop', '0',
+    ];
+    default: throw new ConvertdError('conversion_failed', `ffmpeg does not write ${to}.`);
+  }
+}
+
+export class FfmpegEngine implements Engine {
+  readonly id = 'ffmpeg';
+  readonly edges = edges();
+  readonly reportsProgress = true;
+
+  estimateSeconds(inputBytes: number): number {
+    return 1 + inputBytes / 1_000_000;
+  }
+
+  async probe(): Promise<void> {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const os = await import('node:os');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'convertd-probe-ffmpeg-'));
+    try {
+      const { chmod } = await import('node:fs/promises');
+      await chmod(dir, 0o777);
+      const result = await runProcess('/usr/bin/ffmpeg', [
+        '-nostdin', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.2',
+        '-c:a', 'libmp3lame', '-f', 'mp3', '-y', 'file:probe.mp3',
+      ], { cwd: dir, timeoutMs: 20_000 });
+      ensureSuccess(result, 'ffmpeg');
+      const probe = await this.inspect(path.join(dir, 'probe.mp3'), dir, 20_000);
+      if (probe.container !== 'mp3' || !probe.hasAudio) throw new Error('ffprobe did not read back what ffmpeg wrote');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** ffprobe, with the same allow-lists as the conversion. */
+  private async inspect(input: string, workDir: string, timeoutMs: number, signal?: AbortSignal): Promise<Probe> {
+    const result = await runProcess('/usr/bin/ffprobe', [
+      '-v', 'error', '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
+      '-show_entries', 'format=format_name,duration:stream=codec_type,width,height,duration',
+      '-of', 'json', `file:${path.basename(input)}`,
+    ], { cwd: workDir, timeoutMs, signal, captureStdout: true });
+    if (result.exitCode !== 0) {
+      const detail = lastErrorLine(result.stderr);
+      if (/not on whitelist/i.test(detail)) {
+        throw new ConvertdError('unsupported_format', 'The file is a media playlist or script, not a media file this service converts.');
+      }
+      throw new ConvertdError('corrupt_input', `The media file could not be read${detail ? ` (${detail})` : ''}: it may be damaged or truncated.`);
+    }
+    const parsed = JSON.parse(result.stdout) as {
+      format?: { format_name?: string; duration?: string };
+      streams?: Array<{ codec_type?: string; width?: number; height?: number; duration?: string }>;
+    };
+    const streams = parsed.streams ?? [];
+    const video = streams.find((s) => s.codec_type === 'video' && s.width && s.height);
+    const durations = [parsed.format?.duration, ...streams.map((s) => s.duration)].map(Number).filter((d) => Number.isFinite(d) && d > 0);
+    return {
+      container: parsed.format?.format_name ?? '',
+      duration: durations.length ? Math.max(...durations) : 0,
+      video: video ? { width: video.width!, height: video.height! } : undefined,
+      hasAudio: streams.some((s) => s.codec_type === 'audio'),
+    };
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, to, workDir, limits, signal } = request;
+    const probe = await this.inspect(input, workDir, limits.timeoutMs, signal);
+    if (!ACCEPTED_CONTAINERS.has(probe.container)) {
+      throw new ConvertdError('unsupported_format', `The file's container (${probe.container || 'unknown'}) is not one this service converts.`);
+    }
+    if (probe.duration > limits.maxMediaSeconds) {
+      throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(probe.duration)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
+    }
+    if (probe.video && probe.video.width * probe.video.height > MAX_FRAME_PIXELS) {
+      throw new ConvertdError('input_too_complex', `The video is ${probe.video.width}x${probe.video.height}; this service converts at most 4096x4096.`);
+    }
+    const wantsVideo = VIDEO_TARGETS.includes(to);
+    if (wantsVideo && !probe.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to convert: choose an audio format as the target.');
+    if (!wantsVideo && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
+
+    const expected = Math.min(probe.duration, to === 'gif' ? GIF_MAX_SECONDS : Infinity);
+    const args = [
+      '-nostdin', '-hide_banner', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
+      '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
+      '-i', `file:${path.basename(input)}`,
+      '-threads', '2',
+      '-t', String(limits.maxMediaSeconds),
+      '-fs', String(limits.maxOutputBytes),
+      ...encoderArgs(to, probe),
+      '-f', MUXER[to]!, '-y', `file:${path.basename(output)}`,
+    ];
+    const result = await runProcess('/usr/bin/ffmpeg', args, {
+      cwd: workDir,
+      timeoutMs: limits.timeoutMs,
+      signal,
+      limits: { fileSizeBytes: limits.maxOutputBytes + 1024 * 1024 },
+      onStdoutLine: (line) => {
+        // -progress prints key=value blocks about twice a second; out_time_us is in microseconds.
+        const match = /^out_time_us=(\d+)$/.exec(line);
+        if (match && expected > 0) request.onProgress(Number(match[1]) / 1e6 / expected);
+      },
+    });
+    ensureSuccess(result, 'ffmpeg');
+  }
+}
