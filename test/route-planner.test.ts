@@ -43,6 +43,24 @@ test('routes are at most three steps, and targets() lists every reachable format
   ])]);
   assert.equal(fourSteps.route('a', 'e'), undefined, 'four steps is past the cap');
   assert.deepEqual(fourSteps.targets('a'), ['b', 'c', 'd']);
+});
+
+test('an edge that does not chain serves only the uploaded format, never mid-route', () => {
+  const media = new RoutePlanner([
+    declared('images', [{ from: 'png', to: 'gif', cost: 1 }, { from: 'gif', to: 'png', cost: 1 }]),
+    declared('video', [
+      { from: 'gif', to: 'mp4', cost: 8, chainable: false },
+      { from: 'mp4', to: 'gif', cost: 8, chainable: false },
+      { from: 'mp4', to: 'mp3', cost: 3 },
+    ]),
+  ]);
+  assert.deepEqual(media.route('gif', 'mp4')!.map((s) => s.to), ['mp4']);
+  assert.equal(media.route('png', 'mp4'), undefined, 'no still image becomes a video through gif');
+  assert.equal(media.route('png', 'mp3'), undefined, 'and never a sound');
+  assert.equal(media.route('mp4', 'png'), undefined, 'no video becomes a still through gif');
+  assert.deepEqual(media.targets('png'), ['gif']);
+  assert.deepEqual(media.targets('gif'), ['mp4', 'png']);
+  assert.deepEqual(media.targets('mp4'), ['gif', 'mp3']);
   assert.deepEqual(planner.targets('docx'), ['pdf', 'png', 'webp']);
   assert.equal(planner.route('png', 'docx'), undefined);
   assert.equal(planner.route('png', 'png'), undefined);

@@ -35,11 +35,15 @@ function edges(): ConversionEdge[] {
     for (const to of AUDIO_TARGETS) if (to !== from) list.push({ from, to, cost: 2 });
   }
   for (const from of VIDEO_SOURCES) {
-    for (const to of VIDEO_TARGETS) if (to !== from) list.push({ from, to, cost: to === 'webm' ? 12 : 8 });
+    for (const to of VIDEO_TARGETS) {
+      // video → gif leaves the video family: only for an uploaded video, never mid-route.
+      if (to !== from) list.push({ from, to, cost: to === 'webm' ? 12 : 8, chainable: to !== 'gif' });
+    }
     for (const to of AUDIO_TARGETS) list.push({ from, to, cost: 3 });
   }
   // An animated GIF becomes a video worth the name.
-  for (const to of ['mp4', 'webm']) list.push({ from: 'gif', to, cost: to === 'webm' ? 12 : 8 });
+  // Only for an uploaded GIF: chained, it would make videos (and then sound) out of still images.
+  for (const to of ['mp4', 'webm']) list.push({ from: 'gif', to, cost: to === 'webm' ? 12 : 8, chainable: false });
   return list;
 }
 

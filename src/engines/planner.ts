@@ -55,9 +55,11 @@ export class RoutePlanner {
       const next = new Set<string>();
       for (const format of frontier) {
         for (const { edge } of this.outgoing.get(format) ?? []) {
+          if (edge.chainable === false && step > 0) continue;
           if (edge.to !== from && !found.has(edge.to)) {
             found.add(edge.to);
-            next.add(edge.to);
+            // A route may end with an edge that does not chain, but never continue from it.
+            if (edge.chainable !== false) next.add(edge.to);
           }
         }
       }
@@ -79,6 +81,8 @@ export class RoutePlanner {
       if (current.format === to) return current.steps;
       if (current.steps.length >= MAX_STEPS) continue;
       for (const { engine, edge } of this.outgoing.get(current.format) ?? []) {
+        // An edge that does not chain is a route of its own: the upload's format to the target.
+        if (edge.chainable === false && (current.steps.length > 0 || edge.to !== to)) continue;
         const cost = current.cost + edge.cost;
         const key = `${edge.to}#${current.steps.length + 1}`;
         if (cost >= (best.get(key) ?? Infinity)) continue;

@@ -10,6 +10,12 @@ export interface ConversionEdge {
    * share of a multi-step job's progress. 1 is a quick in-process image conversion.
    */
   readonly cost: number;
+  /**
+   * False for an edge that makes sense only for the file the user uploaded, never as one link of
+   * a longer route: a video to an animated GIF is a fine conversion, but chained it would turn a
+   * PNG into an MP3 (png → gif → mp4 → mp3). Default true.
+   */
+  readonly chainable?: boolean;
 }
 
 export interface EngineLimits {

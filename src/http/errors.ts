@@ -55,8 +55,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
 }
 
 /** How long, and how many more bytes, a refused upload may go on arriving before the socket closes. */
-const LINGER_MS = 3000;
-const LINGER_BYTES = 8 * 1024 * 1024;
+const LINGER_MS = 5000;
+const LINGER_BYTES = 64 * 1024 * 1024;
 
 /**
  * A refused upload may still be arriving. Closing the socket at once makes the client's next
