@@ -20,10 +20,11 @@ const forTests = process.argv.includes('--for-tests');
 const SERVICE_PACKAGES = [
   'util-linux', // prlimit: resource limits for every engine process
   'bubblewrap', // the sandbox every engine process runs in
+  'ffmpeg', // audio and video (ffmpeg, ffprobe)
+  'libvips-tools', // HEIC/HEIF, JPEG XL, JPEG 2000 (the vips command; sharp's own libvips lacks them)
 ];
 const TEST_PACKAGES = [
   'file', // independent check of every output's type
-  'libvips-tools', // Debian's own libvips (vipsheader, vips avg): checks images without sharp
 ];
 
 function say(message) {

@@ -10,8 +10,8 @@ import { startServer, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
-const FAMILIES = ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff'];
-const TARGETS: Record<string, string> = { png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg' };
+const FAMILIES = ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic'];
+const TARGETS: Record<string, string> = { png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg' };
 const MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp' };
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
 

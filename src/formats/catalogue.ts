@@ -31,6 +31,9 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'avif', name: 'AVIF image', category: 'image', mediaType: 'image/avif', extensions: ['avif'], detect: 'magic' },
   { id: 'gif', name: 'GIF image', category: 'image', mediaType: 'image/gif', extensions: ['gif'], detect: 'magic' },
   { id: 'tiff', name: 'TIFF image', category: 'image', mediaType: 'image/tiff', extensions: ['tiff', 'tif'], detect: 'magic' },
+  { id: 'heic', name: 'HEIC/HEIF image', category: 'image', mediaType: 'image/heic', extensions: ['heic', 'heif', 'hif'], detect: 'magic' },
+  { id: 'jxl', name: 'JPEG XL image', category: 'image', mediaType: 'image/jxl', extensions: ['jxl'], detect: 'magic' },
+  { id: 'jp2', name: 'JPEG 2000 image', category: 'image', mediaType: 'image/jp2', extensions: ['jp2', 'j2k', 'jpf'], detect: 'magic' },
 
   { id: 'mp3', name: 'MP3 audio', category: 'audio', mediaType: 'audio/mpeg', extensions: ['mp3'], detect: 'magic' },
   { id: 'wav', name: 'WAV audio', category: 'audio', mediaType: 'audio/wav', extensions: ['wav'], detect: 'magic' },

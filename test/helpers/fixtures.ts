@@ -1,6 +1,10 @@
 // Test inputs made by the tests themselves, with the engine's library (the outputs are then
 // checked with other tools). Images have a known size and a known average colour.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
 
 export const IMAGE_WIDTH = 96;
@@ -21,6 +25,7 @@ export async function sampleImage(format: string): Promise<Buffer> {
     case 'avif': return base.avif({ quality: 80, effort: 2 }).toBuffer();
     case 'gif': return base.gif().toBuffer();
     case 'tiff': return base.tiff().toBuffer();
+    case 'heic': case 'jxl': case 'jp2': return viaVipsCli(encoded, format);
     default: throw new Error(`no sample for ${format}`);
   }
 }
@@ -28,4 +33,13 @@ export async function sampleImage(format: string): Promise<Buffer> {
 /** Random noise: incompressible, so encoding it takes measurable time (a slow job on purpose). */
 export async function noisePng(width: number, height: number): Promise<Buffer> {
   return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+}
+
+/** Formats sharp cannot write, made with Debian's vips command (without sharp's VIPSHOME). */
+async function viaVipsCli(png: Buffer, format: string): Promise<Buffer> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-fixture-'));
+  await fs.writeFile(path.join(dir, 'in.png'), png);
+  const { VIPSHOME: _ignored, ...env } = process.env;
+  execFileSync('vips', ['copy', path.join(dir, 'in.png'), path.join(dir, `out.${format}`)], { env });
+  return fs.readFile(path.join(dir, `out.${format}`));
 }
