@@ -22,9 +22,13 @@ const SERVICE_PACKAGES = [
   'bubblewrap', // the sandbox every engine process runs in
   'ffmpeg', // audio and video (ffmpeg, ffprobe)
   'libvips-tools', // HEIC/HEIF, JPEG XL, JPEG 2000 (the vips command; sharp's own libvips lacks them)
+  'imagemagick', // rare raster formats only, under config/imagemagick/policy.xml
+  'librsvg2-bin', // SVG (rsvg-convert)
 ];
 const TEST_PACKAGES = [
   'file', // independent check of every output's type
+  'poppler-utils', // pdfinfo, pdftotext: checks PDF outputs
+  'python3-pil', // Pillow: an image decoder independent of the engines
 ];
 
 function say(message) {

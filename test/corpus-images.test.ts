@@ -1,4 +1,4 @@
-// Real-world images from ../shared/corpus (public projects' sample files) through the service.
+// Real-world images and drawings from ../shared/corpus (public projects' sample files) through the service.
 // Skipped when the corpus is absent (a fresh clone has no ../shared). Valid images must convert;
 // files from corrupt/ must end in a documented error, never a crash or a hang.
 import assert from 'node:assert/strict';
@@ -10,8 +10,8 @@ import { startServer, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
-const FAMILIES = ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic'];
-const TARGETS: Record<string, string> = { png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg' };
+const FAMILIES = ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'bmp', 'ico', 'psd', 'svg'];
+const TARGETS: Record<string, string> = { png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg', bmp: 'png', ico: 'png', psd: 'png', svg: 'png' };
 const MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp' };
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
 

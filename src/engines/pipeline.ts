@@ -3,9 +3,9 @@
 // codes lie: a converter may "succeed" and write nothing, or something else).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileTypeFromFile } from 'file-type';
 import { ConvertdError } from '../errors.ts';
 import { formatCatalogue } from '../formats/catalogue.ts';
+import { formatOfContent } from '../formats/sniff.ts';
 import type { Route } from './planner.ts';
 import type { EngineLimits } from './types.ts';
 
@@ -39,9 +39,10 @@ export async function checkOutput(file: string, format: string, maxBytes: number
   if (stat.size > maxBytes) throw new ConvertdError('output_too_large');
   const definition = formatCatalogue.get(format);
   if (definition?.detect === 'magic') {
-    const detected = await fileTypeFromFile(file);
-    const detectedId = detected ? formatCatalogue.resolve(detected.ext)?.id : undefined;
-    if (detectedId !== format) {
+    const detectedId = await formatOfContent(file);
+    // ASF holds Windows Media audio and video alike.
+    const same = detectedId === format || (format === 'wma' && detectedId === 'wmv');
+    if (!same) {
       throw new ConvertdError('conversion_failed', `The converter produced something other than ${format}: the conversion failed.`);
     }
   }

@@ -32,8 +32,40 @@ async function unsupportedVariant(file: string, ext: string): Promise<string | u
   return undefined;
 }
 
+/**
+ * Signatures file-type does not know, for formats our engines read: the first bytes decide.
+ * (Text formats are matched on their start, after an optional byte-order mark and white space.)
+ */
+async function ownSignature(file: string): Promise<string | undefined> {
+  const handle = await fs.open(file, 'r');
+  let head: Buffer;
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(8192), 0, 8192, 0);
+    head = buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  const netpbm = /^P([1-6])[ \t\r\n#]/.exec(head.toString('latin1', 0, 3));
+  if (netpbm) return { 1: 'pbm', 4: 'pbm', 2: 'pgm', 5: 'pgm', 3: 'ppm', 6: 'ppm' }[Number(netpbm[1])];
+  if (head[0] === 0x0a && [0, 2, 3, 4, 5].includes(head[1]!) && head[2] === 1 && [1, 2, 4, 8].includes(head[3]!)) return 'pcx';
+  if (head.toString('latin1', 0, 4) === 'DDS ') return 'dds';
+  const text = head.toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  if (text.startsWith('/* XPM */')) return 'xpm';
+  // SVG: an XML document whose root element is <svg>, possibly after a declaration, comments and a doctype.
+  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>\s*)*<svg[\s>]/i.test(text)) return 'svg';
+  return undefined;
+}
+
+const WEAK_SIGNATURES = new Set(['cur']);
+
 export async function sniffFile(file: string, filename: string, catalogue: FormatCatalogue = formatCatalogue): Promise<SniffResult> {
-  const byContent = await fileTypeFromFile(file);
+  const found = await fileTypeFromFile(file);
+  // file-type calls any XML document "xml"; an SVG is recognised below by its root element. And
+  // some signatures are too weak to overrule the name: a cursor's is 00 00 02 00, which is also how
+  // every uncompressed true-colour TGA without an id field begins.
+  const nameSays = formatCatalogue.resolve(path.extname(filename).slice(1).toLowerCase());
+  const weak = found && WEAK_SIGNATURES.has(found.ext) && nameSays?.detect === 'extension';
+  const byContent = found?.ext === 'xml' || weak ? undefined : found;
   if (byContent) {
     const variant = await unsupportedVariant(file, byContent.ext);
     if (variant) return { format: undefined, detected: variant };
@@ -47,8 +79,17 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
     // A signature we know of a format we do not handle: the extension must not override it.
     return { format: format?.detect === 'magic' ? format : undefined, detected: byContent.ext };
   }
+  const signed = await ownSignature(file);
+  if (signed) return { format: catalogue.get(signed), detected: signed };
   const ext = path.extname(filename).slice(1).toLowerCase();
   const byName = ext ? catalogue.resolve(ext) : undefined;
   if (byName?.detect === 'extension') return { format: byName, detected: byName.id };
   return { format: undefined, detected: undefined };
+}
+
+/** The format id the content alone shows, by the same signatures as uploads; for checking outputs. */
+export async function formatOfContent(file: string, catalogue: FormatCatalogue = formatCatalogue): Promise<string | undefined> {
+  const found = await fileTypeFromFile(file);
+  if (found && found.ext !== 'xml') return found.ext === 'asf' ? 'wmv' : catalogue.resolve(found.ext)?.id;
+  return ownSignature(file);
 }

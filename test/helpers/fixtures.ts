@@ -26,6 +26,8 @@ export async function sampleImage(format: string): Promise<Buffer> {
     case 'gif': return base.gif().toBuffer();
     case 'tiff': return base.tiff().toBuffer();
     case 'heic': case 'jxl': case 'jp2': return viaVipsCli(encoded, format);
+    case 'bmp': case 'ico': case 'tga': case 'pcx': case 'ppm': case 'pgm': case 'pbm': case 'xpm': case 'psd': case 'dds':
+      return viaImageMagick(encoded, format);
     default: throw new Error(`no sample for ${format}`);
   }
 }
@@ -41,5 +43,13 @@ async function viaVipsCli(png: Buffer, format: string): Promise<Buffer> {
   await fs.writeFile(path.join(dir, 'in.png'), png);
   const { VIPSHOME: _ignored, ...env } = process.env;
   execFileSync('vips', ['copy', path.join(dir, 'in.png'), path.join(dir, `out.${format}`)], { env });
+  return fs.readFile(path.join(dir, `out.${format}`));
+}
+
+/** Rare raster formats, made with Debian's ImageMagick under its own system policy. */
+async function viaImageMagick(png: Buffer, format: string): Promise<Buffer> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-fixture-'));
+  await fs.writeFile(path.join(dir, 'in.png'), png);
+  execFileSync('/usr/bin/convert-im6.q16', [path.join(dir, 'in.png'), `${format.toUpperCase()}:${path.join(dir, `out.${format}`)}`]);
   return fs.readFile(path.join(dir, `out.${format}`));
 }

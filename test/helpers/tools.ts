@@ -8,7 +8,7 @@ import path from 'node:path';
 // modules (HEIF among them) in the wrong place: the tools get an environment without it.
 const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
 function tool(program: string, args: string[]): string {
-  return execFileSync(program, args, { encoding: 'utf8', env: toolEnv }).trim();
+  return execFileSync(program, args, { encoding: 'utf8', env: toolEnv, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
 export function fileMime(file: string): string {
@@ -21,6 +21,26 @@ export interface ImageFacts {
   loader: string;
   /** Mean of all bands, 0-255. */
   average: number;
+}
+
+/**
+ * Decodes an image with a library other than the engines': Pillow (Debian's python3-pil) where it
+ * reads the format, Debian's libvips otherwise (HEIC, AVIF, JPEG XL, which Pillow lacks here).
+ */
+export function decodeImage(file: string): { width: number; height: number; average: number } {
+  const script = [
+    'import sys', 'from PIL import Image, ImageStat',
+    'im = Image.open(sys.argv[1]); im.load()',
+    'rgb = im.convert("RGB")',
+    'print(im.width, im.height, sum(ImageStat.Stat(rgb).mean) / 3)',
+  ].join('\n');
+  try {
+    const [width, height, average] = tool('/usr/bin/python3', ['-c', script, file]).split(' ').map(Number) as [number, number, number];
+    return { width, height, average };
+  } catch {
+    const facts = imageFacts(file);
+    return { width: facts.width, height: facts.height, average: facts.average };
+  }
 }
 
 /** Reads an image with Debian's libvips CLI (not sharp's bundled copy). */

@@ -1,0 +1,145 @@
+// SVG through librsvg (to PNG, to PDF, and on through sharp), checked with Pillow and poppler; and
+// the hostile images of shared/security.md sections 3 and 5: external entities, XInclude,
+// billion laughs, a huge canvas, a pixel flood, PostScript and MVG in disguise. Each ends in a
+// refusal or a documented error, and no output ever holds a local file's content.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { zlibSync } from './helpers/zlib.ts';
+import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { startServer, type RunningServer } from './helpers/server.ts';
+import { decodeImage, fileMime, writeTemp } from './helpers/tools.ts';
+
+let server: RunningServer;
+before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });
+after(async () => { await server.stop(); });
+
+const SVG = `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80" viewBox="0 0 120 80">
+  <rect width="120" height="80" fill="#2a6"/>
+  <text x="10" y="45" font-family="DejaVu Sans" font-size="14" fill="#fff">Hello convertd</text>
+</svg>`;
+
+/** The text poppler extracts from a PDF file. */
+function pdfText(_bytes: Buffer, file: string): string {
+  return execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' });
+}
+
+function pdfInfo(file: string): string {
+  return execFileSync('pdfinfo', [file], { encoding: 'utf8' });
+}
+
+async function finalOf(data: Buffer | string, name: string, target: string) {
+  const jobId = await submitOk(server.url, Buffer.from(data), name, target);
+  return (await waitForJob(server.url, jobId)).final;
+}
+
+test('svg → png keeps the declared size; svg → webp and jpg chain through png', async () => {
+  for (const target of ['png', 'webp', 'jpg']) {
+    const { bytes } = await convert(server.url, Buffer.from(SVG), 'drawing.svg', target);
+    const file = await writeTemp(bytes, `out.${target}`);
+    const facts = decodeImage(file);
+    assert.deepEqual([facts.width, facts.height], [120, 80], target);
+    assert.ok(facts.average > 60 && facts.average < 200, `a green drawing, average ${facts.average}`);
+  }
+});
+
+test('svg → pdf is a one-page PDF of the drawing\'s size, with its text', async () => {
+  const { bytes } = await convert(server.url, Buffer.from(SVG), 'drawing.svg', 'pdf');
+  const file = await writeTemp(bytes, 'out.pdf');
+  assert.equal(fileMime(file), 'application/pdf');
+  const info = pdfInfo(file);
+  assert.match(info, /^Pages:\s+1$/m);
+  assert.match(info, /^Page size:\s+90 x 60 pts/m); // 120 x 80 px at 96 dpi
+  assert.match(pdfText(bytes, file), /Hello convertd/);
+});
+
+test('an SVG external entity or XInclude never brings a local file into the output', async () => {
+  const xxe = `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY leak SYSTEM "file:///etc/passwd">]>
+<svg xmlns="http://www.w3.org/2000/svg" width="400" height="100"><text x="5" y="50" font-size="10">&leak;</text></svg>`;
+  const xinclude = `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xi="http://www.w3.org/2001/XInclude" width="400" height="100">
+<text x="5" y="50" font-size="10"><xi:include href="/etc/passwd" parse="text"/></text></svg>`;
+  for (const [name, svg] of [['xxe.svg', xxe], ['xinclude.svg', xinclude]] as const) {
+    const final = await finalOf(svg, name, 'pdf');
+    if (final.status === 'done') {
+      const { bytes } = await (async () => {
+        const response = await fetch(`${server.url}${final.download_url}`);
+        return { bytes: Buffer.from(await response.arrayBuffer()) };
+      })();
+      const file = await writeTemp(bytes, 'out.pdf');
+      assert.doesNotMatch(pdfText(bytes, file), /root:/, `${name} leaked /etc/passwd`);
+    } else {
+      assert.ok(['corrupt_input', 'conversion_failed', 'input_too_complex'].includes(final.error!.code), final.error!.code);
+    }
+  }
+});
+
+test('billion laughs and a 30000 x 30000 canvas end in input_too_complex or corrupt_input', async () => {
+  const laughs = `<?xml version="1.0"?><!DOCTYPE svg [
+<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">
+<!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;">
+<!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;"><!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;">]>
+<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>&h;</text></svg>`;
+  const laughing = await finalOf(laughs, 'laughs.svg', 'png');
+  assert.equal(laughing.status, 'error');
+  assert.ok(['input_too_complex', 'corrupt_input'].includes(laughing.error!.code), laughing.error!.code);
+
+  const huge = '<svg xmlns="http://www.w3.org/2000/svg" width="30000" height="30000"><rect width="30000" height="30000"/></svg>';
+  const flooded = await finalOf(huge, 'huge.svg', 'png');
+  assert.equal(flooded.error?.code, 'input_too_complex');
+});
+
+/** A PNG whose header declares width x height, with a tiny body: a pixel flood. */
+function pngDeclaring(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8; // bit depth
+  header[9] = 2; // RGB
+  return Buffer.concat([
+    Buffer.from('89504e470d0a1a0a', 'hex'),
+    chunk('IHDR', header),
+    chunk('IDAT', zlibSync(Buffer.alloc(width * 3 + 1))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+function crc32(data: Buffer): number {
+  let crc = ~0;
+  for (const byte of data) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return ~crc >>> 0;
+}
+
+test('a pixel flood (a 50000 x 50000 PNG of a few kilobytes) is refused before decoding', async () => {
+  const flood = pngDeclaring(50000, 50000);
+  assert.ok(flood.length < 200_000);
+  const final = await finalOf(flood, 'flood.png', 'webp');
+  assert.equal(final.error?.code, 'input_too_complex');
+});
+
+test('PostScript named .tga or .jpg is refused by its content; garbage named .tga is read as TGA and fails', async () => {
+  const postscript = '%!PS-Adobe-3.0\n/Helvetica findfont 12 scalefont setfont 72 72 moveto (hello) show showpage\n';
+  for (const name of ['picture.tga', 'photo.jpg']) {
+    const body = await expectError(await submit(server.url, Buffer.from(postscript), name, 'png'), 415, 'unsupported_format');
+    assert.equal(body.error.detected, 'ps');
+  }
+  // TGA has no signature: a file named .tga goes to ImageMagick's TGA coder, named explicitly,
+  // which can only fail on what is not a TGA.
+  const final = await finalOf('this is not an image at all, just text pretending\n'.repeat(20), 'picture.tga', 'png');
+  assert.equal(final.status, 'error');
+  assert.ok(['corrupt_input', 'conversion_failed', 'input_too_complex'].includes(final.error!.code), final.error!.code);
+
+  const mvg = 'push graphic-context\nviewbox 0 0 64 64\nimage over 0,0 0,0 "label:@/etc/passwd"\npop graphic-context\n';
+  await expectError(await submit(server.url, Buffer.from(mvg), 'exploit.png', 'jpg'), 415, 'unsupported_format');
+});
