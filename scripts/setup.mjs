@@ -24,6 +24,8 @@ const SERVICE_PACKAGES = [
   'libvips-tools', // HEIC/HEIF, JPEG XL, JPEG 2000 (the vips command; sharp's own libvips lacks them)
   'imagemagick', // rare raster formats only, under config/imagemagick/policy.xml
   'librsvg2-bin', // SVG (rsvg-convert)
+  'python3-fonttools', // fonts (ttf, otf, woff), run by /usr/bin/python3
+  'python3-brotli', // WOFF2 compression for fontTools
 ];
 const TEST_PACKAGES = [
   'file', // independent check of every output's type

@@ -165,6 +165,20 @@ test('asking for sound from a video without any says so', async () => {
   assert.match(final.error!.message, /no audio/);
 });
 
+test('a video file holding only sound becomes sound in the target container', async () => {
+  const file = path.join(await tempDir(), 'song.webm');
+  ffmpeg(['-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'libopus', file]);
+  const soundOnly = await fs.readFile(file);
+  for (const target of ['mp4', 'mkv', 'mov']) {
+    const { bytes } = await convert(server.url, soundOnly, 'song.webm', target);
+    const facts = ffprobe(await writeTemp(bytes, `out.${target}`));
+    assert.equal(facts.format, CONTAINER[target]);
+    assert.ok(facts.audio && !facts.video, `${target}: audio only`);
+  }
+  const jobId = await submitOk(server.url, soundOnly, 'song.webm', 'gif');
+  assert.equal((await waitForJob(server.url, jobId)).final.status, 'error', 'an animation needs pictures');
+});
+
 test('a truncated video ends in corrupt_input, not a hang or a crash', async () => {
   const broken = samples.mp4!.subarray(0, 600);
   const jobId = await submitOk(server.url, broken, 'broken.mp4', 'webm');

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
@@ -69,7 +70,18 @@ function x264Preset(seconds: number): string {
 /** Even dimensions, which 4:2:0 encoders require. */
 const EVEN = 'scale=trunc(iw/2)*2:trunc(ih/2)*2';
 
+/** A video container asked for a file that has only sound: the sound alone, in that container. */
+const AUDIO_ONLY_IN_VIDEO_CONTAINER: Record<string, string[]> = {
+  mp4: ['-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'],
+  mov: ['-c:a', 'aac', '-b:a', '160k'],
+  mkv: ['-c:a', 'aac', '-b:a', '160k'],
+  webm: ['-c:a', 'libopus', '-b:a', '128k'],
+  avi: ['-c:a', 'libmp3lame', '-q:a', '4'],
+};
+
 function encoderArgs(to: string, probe: Probe): string[] {
+  const audioOnly = AUDIO_ONLY_IN_VIDEO_CONTAINER[to];
+  if (!probe.video && audioOnly) return ['-map', '0:a:0', '-vn', '-sn', '-dn', ...audioOnly];
   const h264 = ['-c:v', 'libx264', '-preset', x264Preset(probe.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
   const aac = ['-c:a', 'aac', '-b:a', '160k'];
   const videoMap = ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn'];
@@ -110,12 +122,7 @@ export class FfmpegEngine implements Engine {
   }
 
   async probe(): Promise<void> {
-    const { mkdtemp, rm } = await import('node:fs/promises');
-    const os = await import('node:os');
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'convertd-probe-ffmpeg-'));
-    try {
-      const { chmod } = await import('node:fs/promises');
-      await chmod(dir, 0o777);
+    await withProbeDir('ffmpeg', async (dir) => {
       const result = await runProcess('/usr/bin/ffmpeg', [
         '-nostdin', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.2',
         '-c:a', 'libmp3lame', '-f', 'mp3', '-y', 'file:probe.mp3',
@@ -123,9 +130,7 @@ export class FfmpegEngine implements Engine {
       ensureSuccess(result, 'ffmpeg');
       const probe = await this.inspect(path.join(dir, 'probe.mp3'), dir, 20_000);
       if (probe.container !== 'mp3' || !probe.hasAudio) throw new Error('ffprobe did not read back what ffmpeg wrote');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
   /** ffprobe, with the same allow-lists as the conversion. */
@@ -169,9 +174,9 @@ export class FfmpegEngine implements Engine {
     if (probe.video && probe.video.width * probe.video.height > MAX_FRAME_PIXELS) {
       throw new ConvertdError('input_too_complex', `The video is ${probe.video.width}x${probe.video.height}; this service converts at most 4096x4096.`);
     }
-    const wantsVideo = VIDEO_TARGETS.includes(to);
-    if (wantsVideo && !probe.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to convert: choose an audio format as the target.');
-    if (!wantsVideo && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
+    if (to === 'gif' && !probe.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
+    if (!probe.video && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
+    if (!VIDEO_TARGETS.includes(to) && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
 
     const expected = Math.min(probe.duration, to === 'gif' ? GIF_MAX_SECONDS : Infinity);
     const args = [

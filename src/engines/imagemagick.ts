@@ -4,10 +4,12 @@
 // file named .tga is parsed as TGA, not run), and ImageMagick sees only the allow-list policy
 // shipped in config/imagemagick/policy.xml (no delegates, few coders, memory, area, disk, time
 // and frame limits), inside the sandbox (shared/security.md 3).
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const CONVERT = '/usr/bin/convert-im6.q16';
@@ -37,17 +39,12 @@ export class ImageMagickEngine implements Engine {
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
-    const { mkdtemp, rm, chmod } = await import('node:fs/promises');
-    const os = await import('node:os');
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'convertd-probe-im-'));
-    try {
-      await chmod(dir, 0o777);
+    return withProbeDir('imagemagick', async (dir) => {
       const policy = await runProcess(CONVERT, ['-list', 'policy'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR], captureStdout: true });
       if (!policy.stdout.includes(path.join(POLICY_DIR, 'policy.xml'))) throw new Error('ImageMagick did not load convertd\'s policy.xml');
       const working = new Set<string>(['png']);
       // A sample written by hand (a Netpbm header and pixels): no generator coder is allowed.
-      const { writeFile } = await import('node:fs/promises');
-      await writeFile(path.join(dir, 'sample.ppm'), Buffer.concat([Buffer.from('P6\n8 8\n255\n'), Buffer.alloc(8 * 8 * 3, 200)]));
+      await fs.writeFile(path.join(dir, 'sample.ppm'), Buffer.concat([Buffer.from('P6\n8 8\n255\n'), Buffer.alloc(8 * 8 * 3, 200)]));
       const png = await runProcess(CONVERT, ['PPM:sample.ppm', 'PNG:probe.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
       ensureSuccess(png, 'ImageMagick');
       for (const format of WRITES) {
@@ -61,9 +58,7 @@ export class ImageMagickEngine implements Engine {
       for (const format of READS) if (!WRITES.includes(format)) working.add(format);
       if (working.size < 3) throw new Error('ImageMagick converts none of its formats here');
       return EDGES.filter((e) => working.has(e.from) && working.has(e.to));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
   async convert(request: ConvertRequest): Promise<void> {

@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const RSVG = '/usr/bin/rsvg-convert';
@@ -44,19 +45,14 @@ export class RsvgEngine implements Engine {
   }
 
   async probe(): Promise<void> {
-    const os = await import('node:os');
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-probe-rsvg-'));
-    try {
-      await fs.chmod(dir, 0o777);
+    await withProbeDir('rsvg', async (dir) => {
       await fs.writeFile(path.join(dir, 'probe.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/></svg>');
       for (const format of ['png', 'pdf']) {
         const result = await runProcess(RSVG, ['--format', format, '--output', `probe.${format}`, 'probe.svg'], { cwd: dir, timeoutMs: 20_000 });
         ensureSuccess(result, 'rsvg-convert');
         if ((await fs.stat(path.join(dir, `probe.${format}`))).size === 0) throw new Error(`rsvg-convert wrote an empty ${format}`);
       }
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
   async convert(request: ConvertRequest): Promise<void> {

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const LOADER: Record<string, string> = {
@@ -40,11 +41,7 @@ export class VipsCliEngine implements Engine {
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
-    const { mkdtemp, rm, chmod } = await import('node:fs/promises');
-    const os = await import('node:os');
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'convertd-probe-vips-'));
-    try {
-      await chmod(dir, 0o777);
+    return withProbeDir('vips', async (dir) => {
       const make = await runProcess('/usr/bin/vips', ['black', 'probe.png', '8', '8', '--bands', '3'], { cwd: dir, timeoutMs: 20_000, env: ENV });
       ensureSuccess(make, 'vips');
       const working = new Set<string>(COMMON);
@@ -57,9 +54,7 @@ export class VipsCliEngine implements Engine {
       }
       if (!ONLY_HERE.some((f) => working.has(f))) throw new Error('vips reads and writes none of heic, jxl, jp2 here');
       return this.edges.filter((e) => working.has(e.from) && working.has(e.to));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
   async convert(request: ConvertRequest): Promise<void> {

@@ -58,6 +58,11 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'ac3', name: 'Dolby Digital (AC-3) audio', category: 'audio', mediaType: 'audio/ac3', extensions: ['ac3'], detect: 'magic' },
   { id: 'amr', name: 'AMR audio', category: 'audio', mediaType: 'audio/amr', extensions: ['amr'], detect: 'magic' },
 
+  { id: 'ttf', name: 'TrueType font', category: 'font', mediaType: 'font/ttf', extensions: ['ttf'], detect: 'magic' },
+  { id: 'otf', name: 'OpenType font (CFF)', category: 'font', mediaType: 'font/otf', extensions: ['otf'], detect: 'magic' },
+  { id: 'woff', name: 'Web Open Font Format', category: 'font', mediaType: 'font/woff', extensions: ['woff'], detect: 'magic' },
+  { id: 'woff2', name: 'Web Open Font Format 2', category: 'font', mediaType: 'font/woff2', extensions: ['woff2'], detect: 'magic' },
+
   { id: 'mp4', name: 'MPEG-4 video', category: 'video', mediaType: 'video/mp4', extensions: ['mp4'], detect: 'magic' },
   { id: 'webm', name: 'WebM video', category: 'video', mediaType: 'video/webm', extensions: ['webm'], detect: 'magic' },
   { id: 'mkv', name: 'Matroska video', category: 'video', mediaType: 'video/x-matroska', extensions: ['mkv'], detect: 'magic' },

@@ -1,4 +1,5 @@
-// Real-world images and drawings from ../shared/corpus (public projects' sample files) through the service.
+// Real-world files from ../shared/corpus (public projects' sample files) through the service:
+// images, drawings, audio, video and fonts.
 // Skipped when the corpus is absent (a fresh clone has no ../shared). Valid images must convert;
 // files from corrupt/ must end in a documented error, never a crash or a hang.
 import assert from 'node:assert/strict';
@@ -10,15 +11,24 @@ import { startServer, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
-const FAMILIES = ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'bmp', 'ico', 'psd', 'svg'];
-const TARGETS: Record<string, string> = { png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg', bmp: 'png', ico: 'png', psd: 'png', svg: 'png' };
-const MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp' };
+/** Each corpus family and the target it is tried with. */
+const TARGETS: Record<string, string> = {
+  png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg', bmp: 'png', ico: 'png', psd: 'png', svg: 'png',
+  mp3: 'ogg', wav: 'mp3', flac: 'mp3', ogg: 'mp3', m4a: 'mp3',
+  mp4: 'webm', webm: 'mp4', mkv: 'mp4', mov: 'mp4', avi: 'mp4',
+  ttf: 'woff2', otf: 'woff2', woff: 'ttf', woff2: 'woff',
+};
+const FAMILIES = Object.keys(TARGETS);
+const MIME: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp3: 'audio/mpeg', ogg: 'audio/ogg', mp4: 'video/mp4', webm: 'video/webm',
+  woff2: 'font/woff2', woff: 'font/woff', ttf: 'font/sfnt',
+};
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
 
 const present = fs.existsSync(CORPUS);
 const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readdirSync(path.join(CORPUS, dir)).map((f) => path.join(CORPUS, dir, f)) : []);
 
-describe('corpus: real-world images', { skip: present ? false : 'no ../shared/corpus here' }, () => {
+describe('corpus: real-world files', { skip: present ? false : 'no ../shared/corpus here' }, () => {
   let server: RunningServer;
   const report: string[] = [];
   before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });

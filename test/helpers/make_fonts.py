@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""Builds two small test fonts from nothing with fontTools' FontBuilder: a TrueType font
+(sample.ttf) and a CFF-flavoured OpenType font (sample.otf), each with the glyphs .notdef,
+space, A and a, in the directory given as the only argument."""
+import os
+import sys
+
+from fontTools.fontBuilder import FontBuilder
+from fontTools.pens.t2CharStringPen import T2CharStringPen
+from fontTools.pens.ttGlyphPen import TTGlyphPen
+
+GLYPHS = [".notdef", "space", "A", "a"]
+CMAP = {32: "space", 65: "A", 97: "a"}
+WIDTHS = {".notdef": 600, "space": 500, "A": 600, "a": 600}
+NAMES = dict(familyName="ConvertdTest", styleName="Regular", psName="ConvertdTest-Regular", version="Version 1.0")
+
+
+def draw(pen, name):
+    if name == "space":
+        return
+    top = 700 if name == "A" else 500
+    pen.moveTo((100, 0))
+    pen.lineTo((300, top))
+    pen.lineTo((500, 0))
+    pen.closePath()
+
+
+def build(directory, truetype):
+    fb = FontBuilder(1000, isTTF=truetype)
+    fb.setupGlyphOrder(GLYPHS)
+    fb.setupCharacterMap(CMAP)
+    if truetype:
+        glyphs = {}
+        for name in GLYPHS:
+            pen = TTGlyphPen(None)
+            draw(pen, name)
+            glyphs[name] = pen.glyph()
+        fb.setupGlyf(glyphs)
+        metrics = {name: (WIDTHS[name], getattr(glyphs[name], "xMin", 0)) for name in GLYPHS}
+    else:
+        charstrings = {}
+        for name in GLYPHS:
+            pen = T2CharStringPen(WIDTHS[name], None)
+            draw(pen, name)
+            charstrings[name] = pen.getCharString()
+        fb.setupCFF(NAMES["psName"], {"FullName": NAMES["psName"]}, charstrings, {})
+        metrics = {name: (WIDTHS[name], (charstrings[name].calcBounds(None) or (0,))[0]) for name in GLYPHS}
+    fb.setupHorizontalMetrics(metrics)
+    fb.setupHorizontalHeader(ascent=800, descent=-200)
+    fb.setupNameTable(NAMES)
+    fb.setupOS2(sTypoAscender=800, usWinAscent=800, usWinDescent=200)
+    fb.setupPost()
+    fb.save(os.path.join(directory, "sample.ttf" if truetype else "sample.otf"))
+
+
+if __name__ == "__main__":
+    build(sys.argv[1], True)
+    build(sys.argv[1], False)
