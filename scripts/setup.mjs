@@ -26,11 +26,13 @@ const SERVICE_PACKAGES = [
   'librsvg2-bin', // SVG (rsvg-convert)
   'python3-fonttools', // fonts (ttf, otf, woff), run by /usr/bin/python3
   'python3-brotli', // WOFF2 compression for fontTools
+  'libarchive-tools', // archives (bsdtar reads and writes zip, 7z, tar and its compressions)
 ];
 const TEST_PACKAGES = [
   'file', // independent check of every output's type
   'poppler-utils', // pdfinfo, pdftotext: checks PDF outputs
   'python3-pil', // Pillow: an image decoder independent of the engines
+  'p7zip-full', // 7z: lists archive outputs independently of libarchive
 ];
 
 function say(message) {

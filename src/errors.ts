@@ -36,6 +36,8 @@ export const ERRORS = {
   timeout: { status: 422, message: 'The conversion took longer than the time limit: send a smaller or simpler file.' },
   output_too_large: { status: 422, message: 'The converted file would exceed the output size limit: send a smaller file or choose a more compact format.' },
   interrupted: { status: 422, message: 'The conversion was interrupted repeatedly by service restarts: submit the file again later.' },
+  encrypted_input: { status: 422, message: 'The file is protected by a password: remove the protection and upload it again.' },
+  unsafe_input: { status: 422, message: 'The file holds something this service refuses to unpack (links, device files or paths leading outside it).' },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -43,6 +45,7 @@ export type ErrorCode = keyof typeof ERRORS;
 /** Codes a failed job may carry in its progress record. */
 export const JOB_ERROR_CODES = [
   'corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large', 'interrupted',
+  'encrypted_input', 'unsafe_input',
   'unsupported_format', 'insufficient_storage', 'internal_error',
 ] as const satisfies readonly ErrorCode[];
 export type JobErrorCode = (typeof JOB_ERROR_CODES)[number];

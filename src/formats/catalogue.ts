@@ -58,6 +58,13 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'ac3', name: 'Dolby Digital (AC-3) audio', category: 'audio', mediaType: 'audio/ac3', extensions: ['ac3'], detect: 'magic' },
   { id: 'amr', name: 'AMR audio', category: 'audio', mediaType: 'audio/amr', extensions: ['amr'], detect: 'magic' },
 
+  { id: 'zip', name: 'ZIP archive', category: 'archive', mediaType: 'application/zip', extensions: ['zip'], detect: 'magic' },
+  { id: '7z', name: '7-Zip archive', category: 'archive', mediaType: 'application/x-7z-compressed', extensions: ['7z'], detect: 'magic' },
+  { id: 'tar', name: 'tar archive', category: 'archive', mediaType: 'application/x-tar', extensions: ['tar'], detect: 'magic' },
+  { id: 'tar.gz', name: 'gzip-compressed tar archive', category: 'archive', mediaType: 'application/gzip', extensions: ['tar.gz', 'tgz', 'gz'], detect: 'magic' },
+  { id: 'tar.bz2', name: 'bzip2-compressed tar archive', category: 'archive', mediaType: 'application/x-bzip2', extensions: ['tar.bz2', 'tbz2', 'tbz', 'bz2'], detect: 'magic' },
+  { id: 'tar.xz', name: 'xz-compressed tar archive', category: 'archive', mediaType: 'application/x-xz', extensions: ['tar.xz', 'txz', 'xz'], detect: 'magic' },
+
   { id: 'ttf', name: 'TrueType font', category: 'font', mediaType: 'font/ttf', extensions: ['ttf'], detect: 'magic' },
   { id: 'otf', name: 'OpenType font (CFF)', category: 'font', mediaType: 'font/otf', extensions: ['otf'], detect: 'magic' },
   { id: 'woff', name: 'Web Open Font Format', category: 'font', mediaType: 'font/woff', extensions: ['woff'], detect: 'magic' },

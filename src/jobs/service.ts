@@ -177,8 +177,16 @@ export class JobService {
     const file = await this.deps.storage.openResult(token, ext);
     if (!file) throw new ConvertdError('file_not_found');
     const format = this.deps.engines.formats.get(job.target);
-    const stem = path.parse(job.filename).name || 'converted';
-    return { job, file, mediaType: format?.mediaType ?? 'application/octet-stream', filename: `${stem}.${job.target}` };
+    return { job, file, mediaType: format?.mediaType ?? 'application/octet-stream', filename: `${this.stem(job)}.${job.target}` };
+  }
+
+  /** The upload's name without its extension, also a double one ("backup.tar.gz" → "backup"). */
+  private stem(job: JobRecord): string {
+    const lower = job.filename.toLowerCase();
+    const extensions = [...(this.deps.engines.formats.get(job.source)?.extensions ?? [])].sort((a, b) => b.length - a.length);
+    const known = extensions.find((ext) => lower.endsWith(`.${ext}`));
+    const stem = known ? job.filename.slice(0, -known.length - 1) : path.parse(job.filename).name;
+    return stem || 'converted';
   }
 }
 

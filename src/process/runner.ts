@@ -6,6 +6,7 @@
 // bubblewrap sandbox of sandbox.ts (its PID namespace dies with bwrap, taking every child along).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
 import { ConvertdError } from '../errors.ts';
 import { sandboxSettings, wrap } from './sandbox.ts';
 
@@ -34,6 +35,10 @@ export interface RunOptions {
   readonly onStdoutLine?: (line: string) => void;
   /** Keep standard output in the result (for probes and small answers); otherwise only lines go to onStdoutLine. */
   readonly captureStdout?: boolean;
+  /** Binary input for the program (otherwise stdin is closed). */
+  readonly stdin?: Readable;
+  /** Where the program's binary output goes (instead of line parsing). */
+  readonly stdout?: Writable;
 }
 
 export interface RunResult {
@@ -99,7 +104,7 @@ export function runProcess(program: string, args: readonly string[], options: Ru
       // As an unprivileged user when the service itself is root.
       uid: sandbox.uid,
       gid: sandbox.gid,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       // Its own process group, so that the whole tree can be killed at once.
       detached: true,
       shell: false,
@@ -111,10 +116,11 @@ export function runProcess(program: string, args: readonly string[], options: Ru
     let settled = false;
     let failure: unknown;
 
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-STDERR_KEEP);
     });
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    if (options.stdout) child.stdout!.pipe(options.stdout);
+    else child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       if (options.captureStdout && stdout.length < STDOUT_KEEP) stdout += chunk;
       if (options.onStdoutLine) {
         const lines = (pendingLine + chunk).split('\n');
@@ -127,6 +133,12 @@ export function runProcess(program: string, args: readonly string[], options: Ru
       if (failure === undefined) failure = reason;
       killGroup(child.pid);
     };
+    if (options.stdin && child.stdin) {
+      // The program may stop reading early (it failed, or was killed): its exit says why.
+      child.stdin.on('error', () => undefined);
+      options.stdin.on('error', (error) => stop(error));
+      options.stdin.pipe(child.stdin);
+    }
     const timer = setTimeout(() => stop(new ConvertdError('timeout')), options.timeoutMs);
     const onAbort = () => stop(options.signal?.reason ?? new Error('aborted'));
     options.signal?.addEventListener('abort', onAbort, { once: true });

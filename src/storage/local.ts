@@ -10,11 +10,18 @@ import path from 'node:path';
 import type { FileStorage, ResultHandle } from './types.ts';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
+const EXTENSION_PATTERN = /^[a-z0-9]+(\.[a-z0-9]+)?$/;
 
 /** Names from job ids and tokens only, never from anything a client chose freely. */
 function safeName(name: string): string {
   if (!ID_PATTERN.test(name)) throw new Error(`refusing unsafe storage name ${JSON.stringify(name)}`);
   return name;
+}
+
+/** Extensions are format ids from the catalogue ("png", "tar.gz"). */
+function safeExtension(ext: string): string {
+  if (!EXTENSION_PATTERN.test(ext)) throw new Error(`refusing unsafe extension ${JSON.stringify(ext)}`);
+  return ext;
 }
 
 export class LocalStorage implements FileStorage {
@@ -54,7 +61,7 @@ export class LocalStorage implements FileStorage {
   }
 
   async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {
-    const target = path.join(workDir, `input.${safeName(ext)}`);
+    const target = path.join(workDir, `input.${safeExtension(ext)}`);
     // A hard link: no copy, and the engine's directory holds only its own input.
     await fs.link(path.join(this.inputs, safeName(jobId)), target);
     return target;
@@ -76,7 +83,7 @@ export class LocalStorage implements FileStorage {
   }
 
   private resultPath(token: string, ext: string): string {
-    return path.join(this.results, `${safeName(token)}.${safeName(ext)}`);
+    return path.join(this.results, `${safeName(token)}.${safeExtension(ext)}`);
   }
 
   async commitResult(token: string, ext: string, localPath: string): Promise<number> {

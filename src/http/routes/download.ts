@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { ConvertdError } from '../../errors.ts';
 import type { JobService } from '../../jobs/service.ts';
 
-const FILE_NAME = /^([A-Za-z0-9_-]{16,128})\.([a-z0-9]{1,16})$/;
+/** `<token>.<extension>`; tokens have no dot, extensions may have one (tar.gz). */
+const FILE_NAME = /^([A-Za-z0-9_-]{16,128})\.([a-z0-9]{1,10}(?:\.[a-z0-9]{1,10})?)$/;
 
 /** Parses a single "bytes=" range; undefined means "send the whole file", null "unsatisfiable". */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | undefined | null {
