@@ -17,11 +17,12 @@ const TARGETS: Record<string, string> = {
   mp3: 'ogg', wav: 'mp3', flac: 'mp3', ogg: 'mp3', m4a: 'mp3',
   mp4: 'webm', webm: 'mp4', mkv: 'mp4', mov: 'mp4', avi: 'mp4',
   ttf: 'woff2', otf: 'woff2', woff: 'ttf', woff2: 'woff',
+  zip: '7z', '7z': 'zip', 'tar.gz': 'zip',
 };
 const FAMILIES = Object.keys(TARGETS);
 const MIME: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp3: 'audio/mpeg', ogg: 'audio/ogg', mp4: 'video/mp4', webm: 'video/webm',
-  woff2: 'font/woff2', woff: 'font/woff', ttf: 'font/sfnt',
+  woff2: 'font/woff2', woff: 'font/woff', ttf: 'font/sfnt', zip: 'application/zip', '7z': 'application/x-7z-compressed',
 };
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
 
