@@ -33,6 +33,7 @@ const TEST_PACKAGES = [
   'poppler-utils', // pdfinfo, pdftotext: checks PDF outputs
   'python3-pil', // Pillow: an image decoder independent of the engines
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
+  'python3-yaml', // reads YAML outputs independently of the npm library
 ];
 
 function say(message) {

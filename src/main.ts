@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { ArchiveEngine } from './engines/archives.ts';
+import { DataEngine } from './engines/data.ts';
 import { FfmpegEngine } from './engines/ffmpeg.ts';
 import { FontEngine } from './engines/fonts.ts';
 import { ImageMagickEngine } from './engines/imagemagick.ts';
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   const storage = new LocalStorage(config.dataDir);
   await storage.init();
   const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
-  const engines = await EngineRegistry.start([new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(), new FontEngine(), new ArchiveEngine()], log);
+  const engines = await EngineRegistry.start([new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(), new FontEngine(), new ArchiveEngine(), new DataEngine()], log);
   const queue = new LocalQueue(config.concurrency);
   const service = new JobService({ store, queue, storage, engines, config, log });
   const worker = new JobWorker({ store, storage, engines, config, log });

@@ -58,6 +58,15 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'ac3', name: 'Dolby Digital (AC-3) audio', category: 'audio', mediaType: 'audio/ac3', extensions: ['ac3'], detect: 'magic' },
   { id: 'amr', name: 'AMR audio', category: 'audio', mediaType: 'audio/amr', extensions: ['amr'], detect: 'magic' },
 
+  { id: 'csv', name: 'Comma-separated values', category: 'data', mediaType: 'text/csv', extensions: ['csv'], detect: 'extension' },
+  { id: 'tsv', name: 'Tab-separated values', category: 'data', mediaType: 'text/tab-separated-values', extensions: ['tsv', 'tab'], detect: 'extension' },
+  { id: 'json', name: 'JSON', category: 'data', mediaType: 'application/json', extensions: ['json'], detect: 'extension' },
+  { id: 'ndjson', name: 'Newline-delimited JSON', category: 'data', mediaType: 'application/x-ndjson', extensions: ['ndjson', 'jsonl'], detect: 'extension' },
+  { id: 'yaml', name: 'YAML', category: 'data', mediaType: 'application/yaml', extensions: ['yaml', 'yml'], detect: 'extension' },
+  { id: 'toml', name: 'TOML', category: 'data', mediaType: 'application/toml', extensions: ['toml'], detect: 'extension' },
+  { id: 'xml', name: 'XML', category: 'data', mediaType: 'application/xml', extensions: ['xml'], detect: 'extension' },
+  { id: 'xlsx', name: 'Excel workbook', category: 'spreadsheet', mediaType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', extensions: ['xlsx'], detect: 'magic' },
+
   { id: 'zip', name: 'ZIP archive', category: 'archive', mediaType: 'application/zip', extensions: ['zip'], detect: 'magic' },
   { id: '7z', name: '7-Zip archive', category: 'archive', mediaType: 'application/x-7z-compressed', extensions: ['7z'], detect: 'magic' },
   { id: 'tar', name: 'tar archive', category: 'archive', mediaType: 'application/x-tar', extensions: ['tar'], detect: 'magic' },

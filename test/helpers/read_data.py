@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Reads a data file with Python's standard library (and PyYAML), independently of the npm
+libraries convertd uses, and prints its records as JSON: a list of flat objects with text values.
+
+    read_data.py FILE FORMAT
+"""
+import csv
+import io
+import json
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+import zipfile
+
+import yaml
+
+NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+
+
+def table_records(rows):
+    header, *body = rows
+    return [dict(zip(header, row + [""] * (len(header) - len(row)))) for row in body]
+
+
+def xlsx_rows(path):
+    with zipfile.ZipFile(path) as book:
+        shared = []
+        if "xl/sharedStrings.xml" in book.namelist():
+            for item in ET.fromstring(book.read("xl/sharedStrings.xml")).findall("m:si", NS):
+                shared.append("".join(t.text or "" for t in item.iter("{%s}t" % NS["m"])))
+        sheet = ET.fromstring(book.read("xl/worksheets/sheet1.xml"))
+        if sheet.find(".//m:f", NS) is not None:
+            raise SystemExit("the sheet holds a formula")
+        rows = []
+        for row in sheet.findall(".//m:row", NS):
+            values = []
+            for cell in row.findall("m:c", NS):
+                kind, value = cell.get("t"), cell.find("m:v", NS)
+                inline = cell.find("m:is/m:t", NS)
+                if kind == "s":
+                    values.append(shared[int(value.text)])
+                elif kind == "inlineStr":
+                    values.append(inline.text or "")
+                else:
+                    values.append(value.text if value is not None else "")
+            rows.append(values)
+        return rows
+
+
+def unwrap(tree):
+    """root/item (XML) or items (TOML) or a single-key wrapper around the record list."""
+    while isinstance(tree, dict) and len(tree) == 1:
+        tree = next(iter(tree.values()))
+    return tree if isinstance(tree, list) else [tree]
+
+
+def element(node):
+    children = list(node)
+    if not children:
+        return node.text or ""
+    out = {}
+    for child in children:
+        value = element(child)
+        if child.tag in out:
+            out[child.tag] = out[child.tag] if isinstance(out[child.tag], list) else [out[child.tag]]
+            out[child.tag].append(value)
+        else:
+            out[child.tag] = value
+    return out
+
+
+def main():
+    path, fmt = sys.argv[1], sys.argv[2]
+    text = None if fmt == "xlsx" else open(path, encoding="utf-8-sig").read()
+    if fmt in ("csv", "tsv"):
+        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if fmt == "tsv" else ","))
+        records = table_records(rows)
+    elif fmt == "xlsx":
+        records = table_records(xlsx_rows(path))
+    elif fmt == "json":
+        records = unwrap(json.loads(text))
+    elif fmt == "ndjson":
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    elif fmt == "yaml":
+        records = unwrap(yaml.safe_load(text))
+    elif fmt == "toml":
+        records = unwrap(tomllib.loads(text))
+    elif fmt == "xml":
+        root = ET.fromstring(text.encode())
+        records = unwrap({root.tag: element(root)})
+    else:
+        raise SystemExit(f"unknown format {fmt}")
+    flat = [{str(k): str(v) for k, v in record.items()} if isinstance(record, dict) else {"value": str(record)} for record in records]
+    print(json.dumps(flat, ensure_ascii=False))
+
+
+main()
