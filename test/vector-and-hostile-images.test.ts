@@ -54,6 +54,18 @@ test('svg → pdf is a one-page PDF of the drawing\'s size, with its text', asyn
   assert.match(pdfText(bytes, file), /Hello convertd/);
 });
 
+test('svg → eps and ps are PostScript with the drawing\'s bounding box', async () => {
+  for (const target of ['eps', 'ps']) {
+    const { bytes, response } = await convert(server.url, Buffer.from(SVG), 'drawing.svg', target);
+    assert.equal(response.headers.get('content-type'), 'application/postscript');
+    const file = await writeTemp(bytes, `out.${target}`);
+    assert.equal(fileMime(file), 'application/postscript');
+    const text = bytes.toString('latin1');
+    assert.match(text, target === 'eps' ? /^%!PS-Adobe-3\.0 EPSF/ : /^%!PS-Adobe-3\.0/);
+    assert.match(text, /%%BoundingBox: 0 0 90 60/);
+  }
+});
+
 test('an SVG external entity or XInclude never brings a local file into the output', async () => {
   const xxe = `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY leak SYSTEM "file:///etc/passwd">]>
 <svg xmlns="http://www.w3.org/2000/svg" width="400" height="100"><text x="5" y="50" font-size="10">&leak;</text></svg>`;

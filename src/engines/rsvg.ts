@@ -1,4 +1,4 @@
-// SVG through librsvg's rsvg-convert: it loads no URL and, in the sandbox, no file but the
+// SVG through librsvg's rsvg-convert (to PNG, PDF, EPS and PS): it loads no URL and, in the sandbox, no file but the
 // upload itself, so external entities, XInclude and linked images come out blank. librsvg caps a
 // canvas at 32767 px a side, but a 30000 x 30000 canvas still means 3.6 GB of pixels
 // (shared/security.md 5): the declared size is read here first and refused past the pixel limit.
@@ -11,7 +11,9 @@ import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const RSVG = '/usr/bin/rsvg-convert';
-const EDGES: ConversionEdge[] = [{ from: 'svg', to: 'png', cost: 1 }, { from: 'svg', to: 'pdf', cost: 1 }];
+// PostScript is written, never read: no engine here accepts PostScript uploads (Ghostscript's
+// sandbox has a long record of escapes, shared/security.md 4).
+const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({ from: 'svg', to, cost: 1 }));
 const MAX_SIDE = 16384;
 
 /** CSS pixels per unit, at rsvg-convert's default 96 dpi. */
@@ -47,7 +49,7 @@ export class RsvgEngine implements Engine {
   async probe(): Promise<void> {
     await withProbeDir('rsvg', async (dir) => {
       await fs.writeFile(path.join(dir, 'probe.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/></svg>');
-      for (const format of ['png', 'pdf']) {
+      for (const format of ['png', 'pdf', 'eps', 'ps']) {
         const result = await runProcess(RSVG, ['--format', format, '--output', `probe.${format}`, 'probe.svg'], { cwd: dir, timeoutMs: 20_000 });
         ensureSuccess(result, 'rsvg-convert');
         if ((await fs.stat(path.join(dir, `probe.${format}`))).size === 0) throw new Error(`rsvg-convert wrote an empty ${format}`);

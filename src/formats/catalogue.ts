@@ -44,6 +44,8 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'xpm', name: 'X pixmap', category: 'image', mediaType: 'image/x-xpixmap', extensions: ['xpm'], detect: 'magic' },
   { id: 'dds', name: 'DirectDraw surface', category: 'image', mediaType: 'image/vnd-ms.dds', extensions: ['dds'], detect: 'magic' },
   { id: 'svg', name: 'SVG vector image', category: 'vector', mediaType: 'image/svg+xml', extensions: ['svg'], detect: 'magic' },
+  { id: 'eps', name: 'Encapsulated PostScript', category: 'vector', mediaType: 'application/postscript', extensions: ['eps'], detect: 'magic' },
+  { id: 'ps', name: 'PostScript document', category: 'vector', mediaType: 'application/postscript', extensions: ['ps'], detect: 'magic' },
   { id: 'pdf', name: 'PDF document', category: 'document', mediaType: 'application/pdf', extensions: ['pdf'], detect: 'magic' },
   { id: 'jp2', name: 'JPEG 2000 image', category: 'image', mediaType: 'image/jp2', extensions: ['jp2', 'j2k', 'jpf'], detect: 'magic' },
 
