@@ -107,3 +107,20 @@ test('XML entities are neither expanded nor fetched', async () => {
     assert.equal(final.error?.code, 'corrupt_input');
   }
 });
+
+test('a 25 MB CSV becomes xlsx and back with every row (bounded memory, streaming workbook)', async () => {
+  const lines = ['id,name,email,amount'];
+  let size = lines[0]!.length + 1;
+  for (let i = 1; size < 24 * 1024 * 1024; i++) {
+    const line = `${i},Person ${i},person${i}@example.com,${(i * 7.31) % 1000}`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  const csv = Buffer.from(`${lines.join('\n')}\n`);
+  const xlsx = await convert(server.url, csv, 'big.csv', 'xlsx');
+  const back = await convert(server.url, xlsx.bytes, 'big.xlsx', 'csv');
+  const backLines = back.bytes.toString('utf8').trimEnd().split('\n');
+  assert.equal(backLines.length, lines.length);
+  assert.equal(backLines[1], lines[1]);
+  assert.equal(backLines.at(-1), lines.at(-1));
+});

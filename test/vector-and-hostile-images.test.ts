@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { zlibSync } from './helpers/zlib.ts';
 import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
-import { startServer, type RunningServer } from './helpers/server.ts';
+import { readFile } from 'node:fs/promises';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { decodeImage, fileMime, writeTemp } from './helpers/tools.ts';
 
 let server: RunningServer;
@@ -138,6 +139,16 @@ test('a pixel flood (a 50000 x 50000 PNG of a few kilobytes) is refused before d
   assert.ok(flood.length < 200_000);
   const final = await finalOf(flood, 'flood.png', 'webp');
   assert.equal(final.error?.code, 'input_too_complex');
+});
+
+test('a GIF frame bomb (thousands of frames in a small file) is refused before decoding', async () => {
+  const dir = await tempDir();
+  const file = `${dir}/bomb.gif`;
+  execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=red:size=16x16:rate=100:duration=12', file]);
+  const bomb = await readFile(file);
+  const final = await finalOf(bomb, 'bomb.gif', 'webp'); // animated → animated: every frame would be decoded
+  assert.equal(final.error?.code, 'input_too_complex');
+  assert.match(final.error!.message, /frames/);
 });
 
 test('PostScript named .tga or .jpg is refused by its content; garbage named .tga is read as TGA and fails', async () => {

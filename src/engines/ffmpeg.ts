@@ -25,6 +25,8 @@ const ACCEPTED_CONTAINERS = new Set([
 
 /** Largest video frame decoded: 4096 x 4096. */
 const MAX_FRAME_PIXELS = 4096 * 4096;
+/** Most frames a video may declare (four hours at 30 fps; a GIF frame bomb declares far more for its size). */
+const MAX_FRAMES = 432_000;
 /** Animated GIF output: the first GIF_MAX_SECONDS, GIF_FPS frames a second, at most GIF_WIDTH wide. */
 const GIF_MAX_SECONDS = 30;
 const GIF_FPS = 10;
@@ -51,6 +53,8 @@ function edges(): ConversionEdge[] {
 interface Probe {
   container: string;
   duration: number;
+  /** Frames the video stream declares, where the container says. */
+  frames: number;
   video?: { width: number; height: number };
   hasAudio: boolean;
 }
@@ -137,7 +141,7 @@ export class FfmpegEngine implements Engine {
   private async inspect(input: string, workDir: string, timeoutMs: number, signal?: AbortSignal): Promise<Probe> {
     const result = await runProcess('/usr/bin/ffprobe', [
       '-v', 'error', '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
-      '-show_entries', 'format=format_name,duration:stream=codec_type,width,height,duration',
+      '-show_entries', 'format=format_name,duration:stream=codec_type,width,height,duration,nb_frames',
       '-of', 'json', `file:${path.basename(input)}`,
     ], { cwd: workDir, timeoutMs, signal, captureStdout: true });
     if (result.exitCode !== 0) {
@@ -149,7 +153,7 @@ export class FfmpegEngine implements Engine {
     }
     const parsed = JSON.parse(result.stdout) as {
       format?: { format_name?: string; duration?: string };
-      streams?: Array<{ codec_type?: string; width?: number; height?: number; duration?: string }>;
+      streams?: Array<{ codec_type?: string; width?: number; height?: number; duration?: string; nb_frames?: string }>;
     };
     const streams = parsed.streams ?? [];
     const video = streams.find((s) => s.codec_type === 'video' && s.width && s.height);
@@ -157,6 +161,7 @@ export class FfmpegEngine implements Engine {
     return {
       container: parsed.format?.format_name ?? '',
       duration: durations.length ? Math.max(...durations) : 0,
+      frames: Number(video?.nb_frames) || 0,
       video: video ? { width: video.width!, height: video.height! } : undefined,
       hasAudio: streams.some((s) => s.codec_type === 'audio'),
     };
@@ -173,6 +178,9 @@ export class FfmpegEngine implements Engine {
     }
     if (probe.video && probe.video.width * probe.video.height > MAX_FRAME_PIXELS) {
       throw new ConvertdError('input_too_complex', `The video is ${probe.video.width}x${probe.video.height}; this service converts at most 4096x4096.`);
+    }
+    if (probe.frames > MAX_FRAMES) {
+      throw new ConvertdError('input_too_complex', `The video declares ${probe.frames} frames; this service converts at most ${MAX_FRAMES}.`);
     }
     if (to === 'gif' && !probe.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
     if (!probe.video && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
