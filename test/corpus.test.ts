@@ -19,7 +19,7 @@ const TARGETS: Record<string, string> = {
   mp4: 'webm', webm: 'mp4', mkv: 'mp4', mov: 'mp4', avi: 'mp4',
   ttf: 'woff2', otf: 'woff2', woff: 'ttf', woff2: 'woff',
   zip: '7z', '7z': 'zip', 'tar.gz': 'zip',
-  csv: 'json', json: 'yaml', yaml: 'json', xml: 'json', xlsx: 'csv',
+  csv: 'json', json: 'yaml', yaml: 'json', xml: 'json', xlsx: 'csv', ods: 'csv',
 };
 /** Outputs checked by parsing them with Python (test/helpers/read_data.py) rather than by type. */
 const PARSED = new Set(['json', 'yaml', 'csv']);

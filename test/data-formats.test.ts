@@ -12,7 +12,7 @@ import { convert, submitOk, waitForJob } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
-const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx'];
+const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx', 'ods'];
 const RECORDS = [
   { name: 'Ada', age: '36', city: 'London' },
   { name: 'Linus', age: '54', city: 'Helsinki' },
@@ -42,7 +42,21 @@ async function samples(): Promise<Record<string, Buffer>> {
     toml: Buffer.from(RECORDS.map(tomlRecord).join('\n')),
     xml: Buffer.from(`<?xml version="1.0"?>\n<people>\n${RECORDS.map(xmlRecord).join('\n')}\n</people>\n`),
     xlsx: Buffer.from(await book.xlsx.writeBuffer()),
+    ods: odsSample(keys),
   };
+}
+
+/** An ODS written with Python's zipfile, with the repeated empty cells and rows real sheets have. */
+function odsSample(keys: string[]): Buffer {
+  const cell = (v: string) => `<table:table-cell office:value-type="string"><text:p>${v}</text:p></table:table-cell>`;
+  const row = (values: string[]) => `<table:table-row>${values.map(cell).join('')}<table:table-cell table:number-columns-repeated="1020"/></table:table-row>`;
+  const content = '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    + 'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2">'
+    + `<office:body><office:spreadsheet><table:table table:name="People">${row(keys)}${RECORDS.map((r) => row(keys.map((k) => r[k as keyof typeof r]))).join('')}`
+    + '<table:table-row table:number-rows-repeated="1048570"><table:table-cell table:number-columns-repeated="1024"/></table:table-row>'
+    + '</table:table></office:spreadsheet></office:body></office:document-content>';
+  const script = 'import sys, zipfile\nz = zipfile.ZipFile(sys.stdout.buffer, "w")\nz.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.spreadsheet")\nz.writestr("content.xml", sys.stdin.read(), zipfile.ZIP_DEFLATED)\nz.close()';
+  return execFileSync('/usr/bin/python3', ['-c', script], { input: content });
 }
 
 let server: RunningServer;

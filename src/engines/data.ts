@@ -1,4 +1,4 @@
-// Structured data (csv, tsv, json, ndjson, yaml, toml, xml, xlsx) with well-kept npm libraries,
+// Structured data (csv, tsv, json, ndjson, yaml, toml, xml, xlsx, ods) with well-kept npm libraries,
 // in a Node child process inside the sandbox (data/convert.ts): parsing a 25 MB document takes
 // the CPU for a while, which must not stall the service's event loop, and hostile content stays
 // contained. The child sees node_modules, src and package.json read-only (not the data dir),
@@ -15,7 +15,7 @@ const SCRIPT = fileURLToPath(new URL('./data/convert.ts', import.meta.url));
 const READ_ONLY = [path.join(ROOT, 'node_modules'), path.join(ROOT, 'src'), path.join(ROOT, 'package.json')];
 const NODE_ARGS = ['--max-old-space-size=768', '--disable-warning=ExperimentalWarning', SCRIPT];
 
-const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx'];
+const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx', 'ods'];
 const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({ from, to, cost: 1 })));
 
 export class DataEngine implements Engine {

@@ -69,6 +69,8 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'xml', name: 'XML', category: 'data', mediaType: 'application/xml', extensions: ['xml'], detect: 'extension' },
   { id: 'xlsx', name: 'Excel workbook', category: 'spreadsheet', mediaType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', extensions: ['xlsx'], detect: 'magic' },
 
+  { id: 'ods', name: 'OpenDocument spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.oasis.opendocument.spreadsheet', extensions: ['ods'], detect: 'magic' },
+
   { id: 'zip', name: 'ZIP archive', category: 'archive', mediaType: 'application/zip', extensions: ['zip'], detect: 'magic' },
   { id: '7z', name: '7-Zip archive', category: 'archive', mediaType: 'application/x-7z-compressed', extensions: ['7z'], detect: 'magic' },
   { id: 'tar', name: 'tar archive', category: 'archive', mediaType: 'application/x-tar', extensions: ['tar'], detect: 'magic' },

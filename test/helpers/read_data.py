@@ -47,6 +47,33 @@ def xlsx_rows(path):
         return rows
 
 
+ODS = {
+    "table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
+    "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
+    "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
+}
+
+
+def ods_rows(path):
+    with zipfile.ZipFile(path) as book:
+        if book.read("mimetype") != b"application/vnd.oasis.opendocument.spreadsheet":
+            raise SystemExit("not an ODS mimetype")
+        root = ET.fromstring(book.read("content.xml"))
+    table = root.find(".//table:table", ODS)
+    rows = []
+    for row in table.iter("{%s}table-row" % ODS["table"]):
+        values = []
+        for cell in row.findall("table:table-cell", ODS):
+            repeat = int(cell.get("{%s}number-columns-repeated" % ODS["table"], "1"))
+            text = "\n".join("".join(p.itertext()) for p in cell.findall("text:p", ODS))
+            values.extend([text] * min(repeat, 1000))
+        while values and values[-1] == "":
+            values.pop()
+        if values:
+            rows.append(values)
+    return rows
+
+
 def unwrap(tree):
     """root/item (XML) or items (TOML) or a single-key wrapper around the record list."""
     while isinstance(tree, dict) and len(tree) == 1:
@@ -71,12 +98,14 @@ def element(node):
 
 def main():
     path, fmt = sys.argv[1], sys.argv[2]
-    text = None if fmt == "xlsx" else open(path, encoding="utf-8-sig").read()
+    text = None if fmt in ("xlsx", "ods") else open(path, encoding="utf-8-sig").read()
     if fmt in ("csv", "tsv"):
         rows = list(csv.reader(io.StringIO(text), delimiter="\t" if fmt == "tsv" else ","))
         records = table_records(rows)
     elif fmt == "xlsx":
         records = table_records(xlsx_rows(path))
+    elif fmt == "ods":
+        records = table_records(ods_rows(path))
     elif fmt == "json":
         records = unwrap(json.loads(text))
     elif fmt == "ndjson":
