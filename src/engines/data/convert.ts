@@ -1,0 +1,379 @@
+// Structured data conversions, run as a child process in the sandbox (engines/data.ts starts it):
+//   node convert.ts INPUT OUTPUT FROM TO
+// Exit 2: the input cannot be parsed as FROM (the message says where). Exit 3: the content
+// cannot be expressed as TO. The mapping (README "Data formats"):
+// - Tables (csv, tsv, xlsx and ods: the first sheet): the first row is the header. As records, each later
+//   row becomes an object keyed by the header (CSV/TSV values stay text; xlsx keeps numbers,
+//   booleans, dates as ISO text).
+// - Records to a table: the root array (ndjson: the lines; an object whose only value is an
+//   array: that array; any other object: one record); nested objects become dotted columns
+//   (address.city), arrays indexed ones (tags.0); the columns are every key, in order of appearance.
+// - Trees (json, yaml, toml, xml) to each other: the same structure. TOML needs a table at the
+//   root (an array is wrapped as {items = [...]}) and has no null (such keys are left out). XML
+//   attributes are "@_name" keys, text beside elements "#text"; a root that is not a single
+//   element is wrapped in <root>, array items in <item>.
+// - Spreadsheet safety: in csv and tsv outputs, a text cell starting with = + - @ or a tab or
+//   carriage return (and not a plain number) gets a leading apostrophe, so that no spreadsheet
+//   runs it as a formula; xlsx cells are written as values, never formulas.
+import fs from 'node:fs/promises';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { stringify as stringifyCsv } from 'csv-stringify/sync';
+import ExcelJS from 'exceljs';
+import { unzipSync, zipSync } from 'fflate';
+import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
+import YAML from 'yaml';
+
+type Row = unknown[];
+
+/** Text by its byte-order mark: UTF-16 LE/BE or UTF-8 (the default, with or without a BOM). */
+async function readText(file: string): Promise<string> {
+  const bytes = await fs.readFile(file);
+  const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : 'utf-8';
+  return new TextDecoder(encoding).decode(bytes).replace(/^\uFEFF/, '');
+}
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+class InputError extends Error {}
+class OutputError extends Error {}
+
+const TABLES = new Set(['csv', 'tsv', 'xlsx', 'ods']);
+
+/** A sheet's size limits: what Calc and Excel themselves allow. */
+const MAX_ROWS = 1_048_576;
+const MAX_COLUMNS = 16_384;
+
+type OdsNode = Record<string, unknown>;
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+/** All text inside an ODS text element: text:p, text:span, text:s (spaces), text:line-break. */
+function odsText(node: unknown): string {
+  if (node === undefined || node === null) return '';
+  if (typeof node !== 'object') return String(node);
+  if (Array.isArray(node)) return node.map(odsText).join('\n');
+  let text = '';
+  for (const [key, value] of Object.entries(node as OdsNode)) {
+    if (key === '#text') text += String(value);
+    else if (key === 'text:s') text += ' '.repeat(Number((value as OdsNode)?.['@_text:c'] ?? 1) || 1);
+    else if (key === 'text:line-break') text += '\n';
+    else if (!key.startsWith('@_')) text += asArray(value).map(odsText).join('');
+  }
+  return text;
+}
+
+function odsCell(cell: OdsNode): unknown {
+  switch (cell['@_office:value-type']) {
+    case 'float': case 'percentage': case 'currency': return Number(cell['@_office:value']);
+    case 'boolean': return cell['@_office:boolean-value'] === 'true';
+    case 'date': return String(cell['@_office:date-value']);
+    default: return asArray(cell['text:p']).map(odsText).join('\n');
+  }
+}
+
+/**
+ * The first sheet of an OpenDocument spreadsheet. Repeated cells and rows are expanded only when
+ * something follows them: sheets routinely declare a thousand empty columns and a million empty
+ * rows after their data.
+ */
+async function readOds(file: string): Promise<Row[]> {
+  let content: Uint8Array | undefined;
+  try {
+    content = unzipSync(await fs.readFile(file), { filter: (entry) => entry.name === 'content.xml' })['content.xml'];
+  } catch (error) {
+    throw new InputError(`not a readable ODS file (${(error as Error).message})`);
+  }
+  if (!content) throw new InputError('not a readable ODS file (no content.xml)');
+  const parser = new XMLParser({
+    ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: true, parseTagValue: false, trimValues: false,
+    isArray: (name) => ['table:table', 'table:table-row', 'table:table-cell', 'table:covered-table-cell', 'text:p', 'table:table-row-group', 'table:table-header-rows'].includes(name),
+  });
+  const doc = parser.parse(new TextDecoder().decode(content)) as OdsNode;
+  const spreadsheet = ((doc['office:document-content'] as OdsNode)?.['office:body'] as OdsNode)?.['office:spreadsheet'] as OdsNode | undefined;
+  const table = asArray(spreadsheet?.['table:table'] as OdsNode[])[0];
+  if (!table) return [];
+  const rowNodes: OdsNode[] = [];
+  const collect = (node: OdsNode) => {
+    for (const group of ['table:table-header-rows', 'table:table-row-group']) for (const inner of asArray(node[group] as OdsNode[])) collect(inner);
+    rowNodes.push(...asArray(node['table:table-row'] as OdsNode[]));
+  };
+  collect(table);
+  const rows: Row[] = [];
+  let pendingEmptyRows = 0;
+  for (const rowNode of rowNodes) {
+    const cells: unknown[] = [];
+    let pendingEmptyCells = 0;
+    for (const cell of [...asArray(rowNode['table:table-cell'] as OdsNode[]), ...asArray(rowNode['table:covered-table-cell'] as OdsNode[])]) {
+      const repeat = Math.max(1, Number(cell['@_table:number-columns-repeated'] ?? 1));
+      const value = odsCell(cell);
+      if (value === '') { pendingEmptyCells += repeat; continue; }
+      if (cells.length + pendingEmptyCells + repeat > MAX_COLUMNS) throw new InputError(`the sheet is wider than ${MAX_COLUMNS} columns`);
+      for (; pendingEmptyCells > 0; pendingEmptyCells--) cells.push('');
+      for (let i = 0; i < repeat; i++) cells.push(value);
+    }
+    const repeat = Math.max(1, Number(rowNode['@_table:number-rows-repeated'] ?? 1));
+    if (cells.length === 0) { pendingEmptyRows += repeat; continue; }
+    if (rows.length + pendingEmptyRows + repeat > MAX_ROWS) throw new InputError(`the sheet is longer than ${MAX_ROWS} rows`);
+    for (; pendingEmptyRows > 0; pendingEmptyRows--) rows.push([]);
+    for (let i = 0; i < repeat; i++) rows.push(cells);
+  }
+  return rows;
+}
+
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+const escapeXml = (text: string) => text.replace(/[&<>"]/g, (c) => XML_ESCAPES[c]!);
+
+/** A minimal OpenDocument spreadsheet: mimetype (stored, first), manifest, content. */
+async function writeOds(file: string, rows: Row[]): Promise<void> {
+  const cell = (value: unknown) => {
+    if (typeof value === 'number' && Number.isFinite(value)) return `<table:table-cell office:value-type="float" office:value="${value}"><text:p>${value}</text:p></table:table-cell>`;
+    if (typeof value === 'boolean') return `<table:table-cell office:value-type="boolean" office:boolean-value="${value}"><text:p>${value ? 'TRUE' : 'FALSE'}</text:p></table:table-cell>`;
+    const text = value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    return text === '' ? '<table:table-cell/>' : `<table:table-cell office:value-type="string"><text:p>${escapeXml(text)}</text:p></table:table-cell>`;
+  };
+  const body = rows.map((row) => `<table:table-row>${row.map(cell).join('')}</table:table-row>`).join('');
+  const content = '<?xml version="1.0" encoding="UTF-8"?>'
+    + '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3">'
+    + `<office:body><office:spreadsheet><table:table table:name="Sheet1">${body}</table:table></office:spreadsheet></office:body></office:document-content>`;
+  const manifest = '<?xml version="1.0" encoding="UTF-8"?>'
+    + '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
+    + '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/>'
+    + '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>';
+  const encode = (text: string) => new TextEncoder().encode(text);
+  await fs.writeFile(file, zipSync({
+    mimetype: [encode('application/vnd.oasis.opendocument.spreadsheet'), { level: 0 }],
+    'META-INF/manifest.xml': encode(manifest),
+    'content.xml': encode(content),
+  }));
+}
+
+async function readTable(file: string, format: string): Promise<Row[]> {
+  if (format === 'ods') return readOds(file);
+  if (format === 'xlsx') {
+    // The streaming reader: a 25 MB workbook can hold hundreds of MB of XML.
+    const rows: Row[] = [];
+    try {
+      const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, {
+        worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', entries: 'ignore',
+      });
+      for await (const sheet of reader) {
+        for await (const row of sheet) rows.push((row.values as unknown[]).slice(1).map(cellValue));
+        break; // the first sheet
+      }
+    } catch (error) {
+      throw new InputError(`not a readable xlsx workbook (${(error as Error).message})`);
+    }
+    return rows;
+  }
+  const text = await readText(file);
+  try {
+    return parseCsv(text, {
+      delimiter: format === 'tsv' ? '\t' : ',',
+      relax_column_count: true,
+      relax_quotes: format === 'tsv',
+      quote: format === 'tsv' ? false : '"',
+      skip_empty_lines: true,
+    }) as Row[];
+  } catch (error) {
+    throw new InputError(`not valid ${format.toUpperCase()} (${(error as Error).message})`);
+  }
+}
+
+/** An xlsx cell as a plain value: formulas give their cached result, rich text its text. */
+function cellValue(value: unknown): unknown {
+  if (value === null || value === undefined) return '';
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'object') {
+    const cell = value as { result?: unknown; text?: unknown; richText?: Array<{ text: string }>; hyperlink?: string };
+    if ('result' in cell) return cellValue(cell.result);
+    if (cell.richText) return cell.richText.map((part) => part.text).join('');
+    if (typeof cell.text === 'string') return cell.text;
+    return JSON.stringify(value);
+  }
+  return value;
+}
+
+async function readTree(file: string, format: string): Promise<Json> {
+  const text = await readText(file);
+  try {
+    switch (format) {
+      case 'json': return JSON.parse(text) as Json;
+      case 'ndjson': return text.split(/\r?\n/).filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Json);
+      case 'yaml': {
+        const docs = YAML.parseAllDocuments(text);
+        for (const doc of docs) if (doc.errors.length) throw doc.errors[0]!;
+        const values = docs.map((doc) => doc.toJS({ maxAliasCount: 1000 }) as Json);
+        return values.length === 1 ? values[0]! : values;
+      }
+      case 'toml': return parseToml(text) as unknown as Json;
+      case 'xml': {
+        const parser = new XMLParser({
+          ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: false, parseTagValue: false,
+          ignoreDeclaration: true, ignorePiTags: true,
+        });
+        return parser.parse(text, true) as Json;
+      }
+    }
+  } catch (error) {
+    throw new InputError(`not valid ${format.toUpperCase()} (${(error as Error).message.split('\n')[0]})`);
+  }
+  throw new InputError(`cannot read ${format}`);
+}
+
+function isRecord(value: unknown): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Table rows to records keyed by the header row. */
+function rowsToRecords(rows: Row[]): Json[] {
+  const [header = [], ...body] = rows;
+  const keys = header.map((key, index) => (String(key ?? '').trim() || `column${index + 1}`));
+  return body.map((row) => Object.fromEntries(keys.map((key, index) => [key, (row[index] ?? '') as Json])));
+}
+
+/** Flattens nested values into dotted keys. */
+function flatten(value: Json, prefix: string, out: Record<string, unknown>): void {
+  if (isRecord(value)) {
+    const entries = Object.entries(value);
+    if (entries.length === 0 && prefix) out[prefix] = '';
+    for (const [key, inner] of entries) flatten(inner, prefix ? `${prefix}.${key}` : key, out);
+  } else if (Array.isArray(value)) {
+    if (value.length === 0 && prefix) out[prefix] = '';
+    value.forEach((inner, index) => flatten(inner, prefix ? `${prefix}.${index}` : String(index), out));
+  } else {
+    out[prefix || 'value'] = value ?? '';
+  }
+}
+
+/**
+ * Where the records of a tree are: the root array; the array under a root object's only key
+ * ({"people": [...]}, TOML's [[people]], XML's <people><person/>...), however deep such single
+ * keys nest; otherwise the tree is one record.
+ */
+function recordsOf(tree: Json): Json[] {
+  let node = tree;
+  while (isRecord(node) && Object.keys(node).length === 1) {
+    const inner = Object.values(node)[0]!;
+    if (Array.isArray(inner)) return inner;
+    if (!isRecord(inner)) break;
+    node = inner;
+  }
+  return Array.isArray(tree) ? tree : [tree];
+}
+
+/** Records (any tree) to table rows with a header. */
+function treeToRows(tree: Json): Row[] {
+  const records = recordsOf(tree);
+  const flat = records.map((record) => {
+    const out: Record<string, unknown> = {};
+    flatten(record, '', out);
+    return out;
+  });
+  const columns: string[] = [];
+  const seen = new Set<string>();
+  for (const record of flat) for (const key of Object.keys(record)) if (!seen.has(key)) { seen.add(key); columns.push(key); }
+  return [columns, ...flat.map((record) => columns.map((column) => record[column] ?? ''))];
+}
+
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/** Keeps spreadsheets from running a cell as a formula (CSV injection). */
+function defuse(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  if (/^[=+\-@\t\r]/.test(value) && !NUMBER.test(value)) return `'${value}`;
+  return value;
+}
+
+async function writeTable(file: string, format: string, rows: Row[]): Promise<void> {
+  if (format === 'ods') return writeOds(file, rows);
+  if (format === 'xlsx') {
+    // The streaming writer keeps memory flat for hundreds of thousands of rows. Plain values
+    // only: a string starting with "=" stays text in xlsx, never a formula.
+    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useStyles: false, useSharedStrings: false });
+    const sheet = book.addWorksheet('Sheet1');
+    for (const row of rows) {
+      sheet.addRow(row.map((value) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : value))).commit();
+    }
+    sheet.commit();
+    await book.commit();
+    return;
+  }
+  const safe = rows.map((row) => row.map((value) => defuse(value === null || value === undefined ? '' : value)));
+  await fs.writeFile(file, stringifyCsv(safe, { delimiter: format === 'tsv' ? '\t' : ',', quoted_match: format === 'tsv' ? undefined : /[",\n\r]/ }));
+}
+
+/** TOML has no null and needs a table at the root. */
+function forToml(value: Json): Json | undefined {
+  if (value === null) return undefined;
+  if (Array.isArray(value)) return value.map((item) => forToml(item) ?? '');
+  if (isRecord(value)) {
+    return Object.fromEntries(Object.entries(value).flatMap(([key, inner]) => {
+      const kept = forToml(inner);
+      return kept === undefined ? [] : [[key, kept]];
+    }));
+  }
+  return value;
+}
+
+const XML_NAME = /^[A-Za-z_][\w.-]*$/;
+
+/** Keys that are not XML element names become valid ones. */
+function forXml(value: Json): Json {
+  if (Array.isArray(value)) return value.map(forXml);
+  if (isRecord(value)) {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => {
+      const name = key.startsWith('@_') || key === '#text' || XML_NAME.test(key) ? key : `_${key.replace(/[^\w.-]/g, '_')}`;
+      return [name, forXml(inner)];
+    }));
+  }
+  return value;
+}
+
+async function writeTree(file: string, format: string, tree: Json): Promise<void> {
+  switch (format) {
+    case 'json': return fs.writeFile(file, `${JSON.stringify(tree, null, 2)}\n`);
+    case 'ndjson': {
+      const lines = recordsOf(tree).map((item) => JSON.stringify(item));
+      return fs.writeFile(file, `${lines.join('\n')}\n`);
+    }
+    case 'yaml': return fs.writeFile(file, YAML.stringify(tree));
+    case 'toml': {
+      const table = forToml(Array.isArray(tree) || !isRecord(tree) ? { items: tree } : tree);
+      try {
+        return fs.writeFile(file, `${stringifyToml(table as Record<string, unknown>)}\n`);
+      } catch (error) {
+        throw new OutputError(`the data cannot be written as TOML (${(error as Error).message})`);
+      }
+    }
+    case 'xml': {
+      // One root element: an array, several keys, or a single key holding an array (which XML
+      // writes as repeated elements) go inside <root>.
+      let root = forXml(tree);
+      if (Array.isArray(root)) root = { root: { item: root } };
+      else if (!isRecord(root) || Object.keys(root).length !== 1 || Array.isArray(Object.values(root)[0])) root = { root };
+      const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, processEntities: true });
+      return fs.writeFile(file, `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build(root) as string}`);
+    }
+  }
+  throw new OutputError(`cannot write ${format}`);
+}
+
+async function main(): Promise<number> {
+  const [input, output, from, to] = process.argv.slice(2) as [string, string, string, string];
+  try {
+    if (TABLES.has(from) && TABLES.has(to)) await writeTable(output, to, await readTable(input, from));
+    else if (TABLES.has(from)) await writeTree(output, to, rowsToRecords(await readTable(input, from)));
+    else if (TABLES.has(to)) await writeTable(output, to, treeToRows(await readTree(input, from)));
+    else await writeTree(output, to, await readTree(input, from));
+    return 0;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    if (error instanceof InputError) return 2;
+    if (error instanceof OutputError) return 3;
+    return 1;
+  }
+}
+
+process.exitCode = await main();
