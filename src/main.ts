@@ -51,6 +51,8 @@ async function main(): Promise<void> {
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const storage = new LocalStorage(config.dataDir);
   await storage.init();
+  const leftovers = await storage.removeLeftovers();
+  if (leftovers > 0) log.info({ event: 'leftovers_removed', count: leftovers }, 'removed partial uploads and work directories of the previous run');
   const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
   const engines = await EngineRegistry.start([new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(), new FontEngine(), new ArchiveEngine(), new DataEngine()], log);
   const queue = new LocalQueue(config.concurrency);

@@ -12,7 +12,7 @@ import { PassThrough, Transform, type Readable, type TransformCallback } from 'n
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import { ConvertdError } from '../errors.ts';
-import { lastErrorLine, runProcess, type RunResult } from '../process/runner.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess, type RunResult } from '../process/runner.ts';
 import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -155,12 +155,12 @@ export class ArchiveEngine implements Engine {
     extract.on('error', (error) => stop(new ConvertdError('corrupt_input', `The archive could not be read: ${error.message}`)));
     fromReader.pipe(extract);
 
-    const run = { cwd: workDir, timeoutMs: limits.timeoutMs, signal: both };
+    const run = { cwd: workDir, timeoutMs: limits.timeoutMs, signal: both, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE } };
     const [read, write] = await Promise.allSettled([
       runProcess(BSDTAR, ['-c', '-f', '-', '--format', 'pax', `@${path.basename(input)}`], { ...run, stdout: fromReader }),
       runProcess(BSDTAR, ['-c', '-f', path.basename(output), ...WRITE_OPTIONS[to]!, '@-'], {
         // tar-stream's pack is a streamx Readable, which pipes like a Node one.
-        ...run, stdin: pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes },
+        ...run, stdin: pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       }),
     ]);
     if (abort.signal.aborted) throw abort.signal.reason;

@@ -7,7 +7,7 @@
 // probed duration.
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
-import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
 import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -201,7 +201,7 @@ export class FfmpegEngine implements Engine {
       cwd: workDir,
       timeoutMs: limits.timeoutMs,
       signal,
-      limits: { fileSizeBytes: limits.maxOutputBytes + 1024 * 1024 },
+      limits: { fileSizeBytes: limits.maxOutputBytes + 1024 * 1024, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       onStdoutLine: (line) => {
         // -progress prints key=value blocks about twice a second; out_time_us is in microseconds.
         const match = /^out_time_us=(\d+)$/.exec(line);

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../errors.ts';
-import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
 import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -47,7 +47,7 @@ export class FontEngine implements Engine {
     const result = await runProcess(PYTHON, [SCRIPT, path.basename(input), path.basename(output), to], {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [HELPERS],
       env: { PYTHONDONTWRITEBYTECODE: '1' },
-      limits: { fileSizeBytes: limits.maxOutputBytes },
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     const detail = lastErrorLine(result.stderr);
     if (result.exitCode === 2) throw new ConvertdError('corrupt_input', `The font could not be read (${detail}): it may be damaged.`);

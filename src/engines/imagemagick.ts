@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../errors.ts';
-import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
 import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -77,7 +77,7 @@ export class ImageMagickEngine implements Engine {
     ];
     const result = await runProcess(CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, readOnly: [POLICY_DIR],
-      limits: { fileSizeBytes: limits.maxOutputBytes },
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     if (result.exitCode !== 0) {
       const detail = lastErrorLine(result.stderr);

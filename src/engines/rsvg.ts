@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
-import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
 import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -66,7 +66,7 @@ export class RsvgEngine implements Engine {
       throw new ConvertdError('input_too_complex', `The drawing declares ${Math.round(size.width)}x${Math.round(size.height)} pixels; this service renders at most ${MAX_SIDE} a side and ${limits.maxImagePixels} in all.`);
     }
     const result = await runProcess(RSVG, ['--format', to, '--output', path.basename(output), path.basename(input)], {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes },
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     if (result.exitCode !== 0) {
       const detail = lastErrorLine(result.stderr);

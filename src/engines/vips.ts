@@ -6,7 +6,7 @@
 // JPEG, GIF and AVIF results come through PNG and sharp, which the planner chains.
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
-import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
 import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -62,7 +62,7 @@ export class VipsCliEngine implements Engine {
     const loader = LOADER[from];
     if (!loader || SAVE_OPTIONS[to] === undefined) throw new ConvertdError('conversion_failed', `vips does not convert ${from} to ${to}.`);
     const run = (program: string, args: string[]) =>
-      runProcess(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, captureStdout: true, limits: { fileSizeBytes: limits.maxOutputBytes } });
+      runProcess(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, captureStdout: true, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
 
     // The header alone, with the same explicit loader: refuse pixel floods before decoding.
     const header = await run('/usr/bin/vipsheader', ['-a', `${path.basename(input)}`]);

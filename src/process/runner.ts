@@ -51,6 +51,13 @@ export interface RunResult {
   readonly durationMs: number;
 }
 
+/**
+ * Address space for native engines (ffmpeg, ImageMagick, vips, librsvg, bsdtar, Python): room
+ * for a 4K video or a 100-megapixel image, not for a runaway. Not for V8, which reserves far more
+ * than it uses (Node engines cap their heap instead).
+ */
+export const NATIVE_ADDRESS_SPACE = 4 * 1024 ** 3;
+
 const STDERR_KEEP = 16 * 1024;
 const STDOUT_KEEP = 1024 * 1024;
 const PRLIMIT = '/usr/bin/prlimit';
@@ -91,7 +98,14 @@ export function runProcess(program: string, args: readonly string[], options: Ru
   };
   const sandbox = sandboxSettings();
   const wrapped = wrap(program, args, { workDir: options.cwd, readOnly: options.readOnly ?? [], env }, sandbox);
-  const limitArgs = prlimitArgs(options.limits);
+  // Every engine process has CPU-time and open-file limits, whatever the engine asks; an engine
+  // adds the output-size cap and, where it does not break the program (V8 reserves huge address
+  // space), an address-space cap.
+  const limitArgs = prlimitArgs({
+    cpuSeconds: Math.ceil(options.timeoutMs / 1000) + 5,
+    openFiles: 1024,
+    ...options.limits,
+  });
   const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
   const command = usePrlimit ? PRLIMIT : wrapped.command;
   const argv = usePrlimit ? [...limitArgs, '--', wrapped.command, ...wrapped.argv] : wrapped.argv;

@@ -52,6 +52,22 @@ export class LocalStorage implements FileStorage {
     await fs.chmod(this.work, 0o711);
   }
 
+  /**
+   * At start nothing can be uploading or converting (one service owns a data directory), so
+   * every partial upload and every work directory is a leftover of the previous run: a crash
+   * or kill -9 leaves no temporary file behind for longer than a restart.
+   */
+  async removeLeftovers(): Promise<number> {
+    let removed = 0;
+    for (const dir of [this.uploads, this.work]) {
+      for (const name of await fs.readdir(dir)) {
+        await fs.rm(path.join(dir, name), { recursive: true, force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
   newUploadPath(): string {
     return path.join(this.uploads, `${randomBytes(12).toString('base64url')}.part`);
   }
