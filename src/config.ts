@@ -29,6 +29,10 @@ export interface Config {
   readonly sweepIntervalSeconds: number;
   readonly tombstoneSeconds: number;
   readonly shutdownGraceSeconds: number;
+  /** Slow clients: time to send the request headers, the whole request, and idle time on a connection. */
+  readonly headersTimeoutSeconds: number;
+  readonly requestTimeoutSeconds: number;
+  readonly idleTimeoutSeconds: number;
   readonly logLevel: string;
   /** "auto": engines run in bubblewrap, and the service refuses to start without it; "off": unconfined. */
   readonly sandbox: 'auto' | 'off';
@@ -90,6 +94,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalSeconds: integer(env, 'CONVERTD_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
     tombstoneSeconds: integer(env, 'CONVERTD_TOMBSTONE_SECONDS', 7 * 86400, 0),
     shutdownGraceSeconds: integer(env, 'CONVERTD_SHUTDOWN_GRACE_SECONDS', 20, 0),
+    headersTimeoutSeconds: integer(env, 'CONVERTD_HEADERS_TIMEOUT_SECONDS', 20, 1),
+    requestTimeoutSeconds: integer(env, 'CONVERTD_REQUEST_TIMEOUT_SECONDS', 120, 1),
+    idleTimeoutSeconds: integer(env, 'CONVERTD_IDLE_TIMEOUT_SECONDS', 60, 1),
     logLevel: env.CONVERTD_LOG_LEVEL?.trim() || 'info',
     sandbox: sandboxMode(env.CONVERTD_SANDBOX),
   };

@@ -42,14 +42,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     disableRequestLogging: true, // one line per request, written in onResponse below
     genReqId: () => randomBytes(8).toString('hex'),
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
-    // A 25 MB upload at a slow but honest 256 kB/s takes under two minutes.
-    requestTimeout: 120_000,
-    connectionTimeout: 0,
+    // Node checks the header and request timeouts on a timer (30 s by default): check every
+    // second, so that a slow client is cut off close to its limit.
+    http: { connectionsCheckingInterval: 1000 },
+    // Slow clients cannot hold resources for ever: the whole request (a 25 MB upload at a slow
+    // but honest 256 kB/s takes under two minutes), and any connection with nothing moving on it
+    // (a client that never reads its download), are cut off.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    connectionTimeout: config.idleTimeoutSeconds * 1000,
     keepAliveTimeout: 10_000,
     return503OnClosing: false, // answered below in the contract's shape
     routerOptions: { maxParamLength: 200 },
   });
-  app.server.headersTimeout = 20_000;
+  app.server.headersTimeout = config.headersTimeoutSeconds * 1000;
   app.server.maxHeadersCount = 100;
 
   // No endpoint takes a JSON or text body: accept any content type unread, so that the convert
