@@ -65,6 +65,12 @@ export class ConvertdError extends Error {
   }
 }
 
+/** A full disk, however it surfaced: a Node error code, or a tool's message. */
+export function isDiskFull(error: unknown): boolean {
+  const coded = error as { code?: string; message?: string } | undefined;
+  return coded?.code === 'ENOSPC' || coded?.code === 'EDQUOT' || /no space left on device|disk quota exceeded|ENOSPC/i.test(coded?.message ?? '');
+}
+
 export function httpStatusOf(code: ErrorCode): number {
   return ERRORS[code].status;
 }

@@ -2,7 +2,7 @@
 // everything else (404 not_found, 405 method_not_allowed with Allow), rate limits, and one log
 // line per request. It talks to the jobs layer only (JobService).
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -39,7 +39,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    disableRequestLogging: true, // one line per request, written in onResponse below
+    // One line per request, written in onResponse below, instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomBytes(8).toString('hex'),
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
     // Node checks the header and request timeouts on a timer (30 s by default): check every

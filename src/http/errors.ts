@@ -2,7 +2,7 @@
 // carry their code; errors of fastify and of the multipart parser are mapped by their codes; the
 // rest is a bug (500, logged with its stack).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ConvertdError, errorBody, httpStatusOf } from '../errors.ts';
+import { ConvertdError, errorBody, httpStatusOf, isDiskFull } from '../errors.ts';
 
 interface CodedError {
   code?: string;
@@ -20,6 +20,7 @@ const MULTIPART_MESSAGES: Record<string, string> = {
 };
 
 export function toConvertdError(error: unknown): ConvertdError | undefined {
+  if (isDiskFull(error)) return new ConvertdError('insufficient_storage', undefined, {}, { 'retry-after': '60' });
   if (error instanceof ConvertdError) return error;
   const coded = (error ?? {}) as CodedError;
   if (coded.code === 'FST_REQ_FILE_TOO_LARGE') return new ConvertdError('file_too_large');

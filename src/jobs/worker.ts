@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { ConvertdError, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
+import { ConvertdError, isDiskFull, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
 import { runPipeline } from '../engines/pipeline.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import { giveToEngineUser } from '../process/sandbox.ts';
@@ -21,11 +21,17 @@ export interface WorkerDeps {
   readonly log: Logger;
 }
 
+/** Free space below which a failed write is put down to a full disk. */
+const NEARLY_FULL_BYTES = 2 * 1024 * 1024;
+
 export function newToken(): string {
   return randomBytes(24).toString('base64url'); // 192 random bits
 }
 
 function asJobError(error: unknown): { code: JobErrorCode; message: string; unexpected: boolean } {
+  if (isDiskFull(error) || (error instanceof ConvertdError && error.code === 'insufficient_storage')) {
+    return { code: 'insufficient_storage', message: 'The server ran out of disk space during the conversion: submit the file again later.', unexpected: false };
+  }
   if (error instanceof ConvertdError && (JOB_ERROR_CODES as readonly string[]).includes(error.code)) {
     return { code: error.code as JobErrorCode, message: error.message, unexpected: false };
   }
@@ -97,9 +103,20 @@ export class JobWorker {
         log.info({ event: 'job_interrupted' }, 'job interrupted by shutdown; it will run again at the next start');
         return;
       }
-      const failure = asJobError(error);
+      // Some tools only say "write error": with next to nothing free on the disk at the moment of
+      // the failure, the disk is the cause.
+      const diskFull = (await storage.freeBytes().catch(() => Infinity)) < NEARLY_FULL_BYTES;
+      const failure = asJobError(diskFull ? new ConvertdError('insufficient_storage') : error);
       if (failure.unexpected) log.error({ err: error }, 'unexpected error in a conversion');
-      await this.fail(jobId, failure, lifetimeMs, log);
+      // Partial outputs go first: on a full disk they hold the space the failure record needs.
+      await storage.removeWorkDir(jobId).catch(() => undefined);
+      try {
+        await this.fail(jobId, failure, lifetimeMs, log);
+      } catch (recordError) {
+        // The store itself failed (a full disk takes the job store with it): the job stays
+        // "running" in the store and runs again after the next start.
+        log.error({ err: recordError, code: failure.code }, 'the job failed and its failure could not be recorded');
+      }
     } finally {
       await storage.removeWorkDir(jobId).catch(() => undefined);
     }
