@@ -33,7 +33,9 @@ export function toConvertdError(error: unknown): ConvertdError | undefined {
     return new ConvertdError('invalid_request');
   }
   if (coded.code === 'FST_ERR_BAD_URL') return new ConvertdError('not_found', 'The address is malformed: check its percent-encoding.');
-  if (coded.code === 'FST_ERR_ASYNC_CONSTRAINT' || coded.code === 'ERR_STREAM_PREMATURE_CLOSE' || coded.code === 'FST_REQ_PREMATURE_CLOSE') {
+  // The client went away mid-request: nobody will read the answer, but it is no fault of ours.
+  if (coded.code === 'FST_ERR_ASYNC_CONSTRAINT' || coded.code === 'ERR_STREAM_PREMATURE_CLOSE' || coded.code === 'FST_REQ_PREMATURE_CLOSE'
+    || coded.code === 'ECONNRESET' || coded.code === 'ECONNABORTED' || coded.message === 'aborted') {
     return new ConvertdError('invalid_request', 'The request ended before it was complete: send it again.');
   }
   if (typeof coded.statusCode === 'number' && coded.statusCode >= 400 && coded.statusCode < 500) {
