@@ -14,21 +14,24 @@ export interface SniffResult {
   readonly detected: string | undefined;
 }
 
+/** The first bytes of a file: enough for every signature below. */
+async function readHead(file: string): Promise<Buffer> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(8192), 0, 8192, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Variants that share a signature with a format we read but that our engines cannot decode:
  * told apart here so the client gets 415 naming them, not a job that fails later.
  */
-async function unsupportedVariant(file: string, ext: string): Promise<string | undefined> {
-  if (ext === 'avif') {
-    // ISO-BMFF: bytes 8-11 are the major brand; "avis" is an AVIF image sequence (animated).
-    const handle = await fs.open(file, 'r');
-    try {
-      const { buffer } = await handle.read(Buffer.alloc(12), 0, 12, 0);
-      if (buffer.toString('latin1', 8, 12) === 'avis') return 'an animated AVIF (image sequence)';
-    } finally {
-      await handle.close();
-    }
-  }
+function unsupportedVariant(head: Buffer, ext: string): string | undefined {
+  // ISO-BMFF: bytes 8-11 are the major brand; "avis" is an AVIF image sequence (animated).
+  if (ext === 'avif' && head.toString('latin1', 8, 12) === 'avis') return 'an animated AVIF (image sequence)';
   return undefined;
 }
 
@@ -36,15 +39,7 @@ async function unsupportedVariant(file: string, ext: string): Promise<string | u
  * Signatures file-type does not know, for formats our engines read: the first bytes decide.
  * (Text formats are matched on their start, after an optional byte-order mark and white space.)
  */
-async function ownSignature(file: string): Promise<string | undefined> {
-  const handle = await fs.open(file, 'r');
-  let head: Buffer;
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(8192), 0, 8192, 0);
-    head = buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+function ownSignature(head: Buffer): string | undefined {
   const netpbm = /^P([1-6])[ \t\r\n#]/.exec(head.toString('latin1', 0, 3));
   if (netpbm) return { 1: 'pbm', 4: 'pbm', 2: 'pgm', 5: 'pgm', 3: 'ppm', 6: 'ppm' }[Number(netpbm[1])];
   if (head[0] === 0x0a && [0, 2, 3, 4, 5].includes(head[1]!) && head[2] === 1 && [1, 2, 4, 8].includes(head[3]!)) return 'pcx';
@@ -56,33 +51,32 @@ async function ownSignature(file: string): Promise<string | undefined> {
   return undefined;
 }
 
+/** Signatures too weak to overrule the name: a cursor's is 00 00 02 00, which is also how every
+ * uncompressed true-colour TGA without an id field begins. */
 const WEAK_SIGNATURES = new Set(['cur']);
 
 export async function sniffFile(file: string, filename: string, catalogue: FormatCatalogue = formatCatalogue): Promise<SniffResult> {
-  const found = await fileTypeFromFile(file);
-  // file-type calls any XML document "xml"; an SVG is recognised below by its root element. And
-  // some signatures are too weak to overrule the name: a cursor's is 00 00 02 00, which is also how
-  // every uncompressed true-colour TGA without an id field begins.
-  const nameSays = formatCatalogue.resolve(path.extname(filename).slice(1).toLowerCase());
-  const weak = found && WEAK_SIGNATURES.has(found.ext) && nameSays?.detect === 'extension';
+  const [found, head] = await Promise.all([fileTypeFromFile(file), readHead(file)]);
+  const ext = path.extname(filename).slice(1).toLowerCase();
+  const byName = ext ? catalogue.resolve(ext) : undefined;
+  // file-type calls any XML document "xml"; an SVG is recognised below by its root element.
+  const weak = found && WEAK_SIGNATURES.has(found.ext) && byName?.detect === 'extension';
   const byContent = found?.ext === 'xml' || weak ? undefined : found;
   if (byContent) {
-    const variant = await unsupportedVariant(file, byContent.ext);
+    const variant = unsupportedVariant(head, byContent.ext);
     if (variant) return { format: undefined, detected: variant };
     // An ASF container holds Windows Media audio or video alike; only the name tells them apart,
     // and either way ffmpeg reads it the same.
     if (byContent.ext === 'asf') {
-      const named = path.extname(filename).slice(1).toLowerCase() === 'wma' ? 'wma' : 'wmv';
+      const named = ext === 'wma' ? 'wma' : 'wmv';
       return { format: catalogue.get(named), detected: named };
     }
     const format = catalogue.resolve(byContent.ext);
     // A signature we know of a format we do not handle: the extension must not override it.
     return { format: format?.detect === 'magic' ? format : undefined, detected: byContent.ext };
   }
-  const signed = await ownSignature(file);
+  const signed = ownSignature(head);
   if (signed) return { format: catalogue.get(signed), detected: signed };
-  const ext = path.extname(filename).slice(1).toLowerCase();
-  const byName = ext ? catalogue.resolve(ext) : undefined;
   if (byName?.detect === 'extension') return { format: byName, detected: byName.id };
   return { format: undefined, detected: undefined };
 }
@@ -91,5 +85,5 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
 export async function formatOfContent(file: string, catalogue: FormatCatalogue = formatCatalogue): Promise<string | undefined> {
   const found = await fileTypeFromFile(file);
   if (found && found.ext !== 'xml') return found.ext === 'asf' ? 'wmv' : catalogue.resolve(found.ext)?.id;
-  return ownSignature(file);
+  return ownSignature(await readHead(file));
 }
