@@ -30,11 +30,6 @@ export class LocalQueue implements JobQueue {
     return index === -1 ? undefined : index + 1;
   }
 
-  /** Jobs being converted right now. */
-  active(): number {
-    return this.running.size;
-  }
-
   start(handler: JobHandler): void {
     this.handler = handler;
     this.pump();

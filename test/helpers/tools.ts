@@ -18,7 +18,6 @@ export function fileMime(file: string): string {
 export interface ImageFacts {
   width: number;
   height: number;
-  loader: string;
   /** Mean of all bands, 0-255. */
   average: number;
 }
@@ -49,7 +48,6 @@ export function imageFacts(file: string): ImageFacts {
   return {
     width: Number(field('width')),
     height: Number(field('height')),
-    loader: field('vips-loader'),
     average: colourAverage(file),
   };
 }
