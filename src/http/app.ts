@@ -71,9 +71,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const known: Array<{ pattern: RegExp; methods: Set<string> }> = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    let entry = known.find((k) => k.pattern.source === patternOf(route.url).source);
+    const pattern = patternOf(route.url);
+    let entry = known.find((k) => k.pattern.source === pattern.source);
     if (!entry) {
-      entry = { pattern: patternOf(route.url), methods: new Set() };
+      entry = { pattern, methods: new Set() };
       known.push(entry);
     }
     for (const method of methods) entry.methods.add(method);
