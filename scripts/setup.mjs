@@ -27,10 +27,18 @@ const SERVICE_PACKAGES = [
   'python3-fonttools', // fonts (ttf, otf, woff), run by /usr/bin/python3
   'python3-brotli', // WOFF2 compression for fontTools
   'libarchive-tools', // archives (bsdtar reads and writes zip, 7z, tar and its compressions)
+  'libreoffice-nogui', // office documents, spreadsheets, presentations (a warm pool driven over UNO)
+  'python3-uno', // the UNO bridge the pool's helper speaks to LibreOffice with
+  'fonts-dejavu-core', // a font family for documents that name fonts the machine lacks
+  'pandoc', // markup and document formats
+  'poppler-utils', // PDF: pdfinfo, pdftoppm, pdftotext, pdftohtml
+  'ghostscript', // PDF/A (PDF input only, never PostScript uploads)
+  'img2pdf', // images to PDF, losslessly
+  'calibre', // ebooks (ebook-convert)
 ];
 const TEST_PACKAGES = [
   'file', // independent check of every output's type
-  'poppler-utils', // pdfinfo, pdftotext: checks PDF outputs
+  'qpdf', // checks PDF outputs' structure independently of poppler
   'python3-pil', // Pillow: an image decoder independent of the engines
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library

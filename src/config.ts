@@ -34,6 +34,11 @@ export interface Config {
   readonly requestTimeoutSeconds: number;
   readonly idleTimeoutSeconds: number;
   readonly logLevel: string;
+  /** Warm LibreOffice processes, conversions before one is replaced, start mode, and waiting jobs allowed. */
+  readonly libreofficePool: number;
+  readonly libreofficeMaxJobs: number;
+  readonly libreofficeStart: 'eager' | 'lazy';
+  readonly libreofficeQueue: number;
   /** "auto": engines run in bubblewrap, and the service refuses to start without it; "off": unconfined. */
   readonly sandbox: 'auto' | 'off';
 }
@@ -73,6 +78,13 @@ function sandboxMode(raw: string | undefined): 'auto' | 'off' {
   throw new ConfigError(`CONVERTD_SANDBOX: "${raw}" must be "auto" (the default) or "off"`);
 }
 
+function startMode(raw: string | undefined): 'eager' | 'lazy' {
+  const value = (raw ?? 'eager').trim().toLowerCase();
+  if (value === 'eager' || value === '') return 'eager';
+  if (value === 'lazy') return 'lazy';
+  throw new ConfigError(`CONVERTD_LIBREOFFICE_START: "${raw}" must be "eager" (the default) or "lazy"`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cores = Math.max(1, os.availableParallelism());
   return {
@@ -99,5 +111,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTimeoutSeconds: integer(env, 'CONVERTD_IDLE_TIMEOUT_SECONDS', 60, 1),
     logLevel: env.CONVERTD_LOG_LEVEL?.trim() || 'info',
     sandbox: sandboxMode(env.CONVERTD_SANDBOX),
+    // About 300 MiB each once warm: one per core, at most four, unless told otherwise.
+    libreofficePool: integer(env, 'CONVERTD_LIBREOFFICE_POOL', Math.min(4, cores), 1, 64),
+    libreofficeMaxJobs: integer(env, 'CONVERTD_LIBREOFFICE_MAX_JOBS', 100, 1),
+    libreofficeStart: startMode(env.CONVERTD_LIBREOFFICE_START),
+    libreofficeQueue: integer(env, 'CONVERTD_LIBREOFFICE_QUEUE', 100, 0),
   };
 }

@@ -11,6 +11,7 @@ import { DataEngine } from './engines/data.ts';
 import { FfmpegEngine } from './engines/ffmpeg.ts';
 import { FontEngine } from './engines/fonts.ts';
 import { ImageMagickEngine } from './engines/imagemagick.ts';
+import { LibreOfficeEngine } from './engines/libreoffice.ts';
 import { RsvgEngine } from './engines/rsvg.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { VipsCliEngine } from './engines/vips.ts';
@@ -54,7 +55,18 @@ async function main(): Promise<void> {
   const leftovers = await storage.removeLeftovers();
   if (leftovers > 0) log.info({ event: 'leftovers_removed', count: leftovers }, 'removed partial uploads and work directories of the previous run');
   const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
-  const engines = await EngineRegistry.start([new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(), new FontEngine(), new ArchiveEngine(), new DataEngine()], log);
+  const libreoffice = new LibreOfficeEngine({
+    size: config.libreofficePool,
+    maxJobsPerProcess: config.libreofficeMaxJobs,
+    start: config.libreofficeStart,
+    maxWaiting: config.libreofficeQueue,
+    stateDir: path.join(config.dataDir, 'engines', 'libreoffice'),
+    maxOutputBytes: config.maxOutputBytes,
+  }, log);
+  const engines = await EngineRegistry.start([
+    new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(),
+    new FontEngine(), new ArchiveEngine(), new DataEngine(), libreoffice,
+  ], log);
   const queue = new LocalQueue(config.concurrency);
   const service = new JobService({ store, queue, storage, engines, config, log });
   const worker = new JobWorker({ store, storage, engines, config, log });

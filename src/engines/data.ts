@@ -16,7 +16,12 @@ const READ_ONLY = [path.join(ROOT, 'node_modules'), path.join(ROOT, 'src'), path
 const NODE_ARGS = ['--max-old-space-size=768', '--disable-warning=ExperimentalWarning', SCRIPT];
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx', 'ods'];
-const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({ from, to, cost: 1 })));
+const WORKBOOKS = new Set(['xlsx', 'ods']);
+// Between two workbook formats this engine carries values only; LibreOffice, when installed, keeps
+// styles, formulas and charts, so these edges cost more and serve only as the fallback.
+const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({
+  from, to, cost: WORKBOOKS.has(from) && WORKBOOKS.has(to) ? 6 : 1,
+})));
 
 export class DataEngine implements Engine {
   readonly id = 'data';

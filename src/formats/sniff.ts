@@ -44,12 +44,38 @@ function ownSignature(head: Buffer): string | undefined {
   if (netpbm) return { 1: 'pbm', 4: 'pbm', 2: 'pgm', 5: 'pgm', 3: 'ppm', 6: 'ppm' }[Number(netpbm[1])];
   if (head[0] === 0x0a && [0, 2, 3, 4, 5].includes(head[1]!) && head[2] === 1 && [1, 2, 4, 8].includes(head[3]!)) return 'pcx';
   if (head.toString('latin1', 0, 4) === 'DDS ') return 'dds';
+  // WordPerfect 5 and later: FF "WPC", then the product type (1 = WordPerfect) at byte 8.
+  if (head.toString('latin1', 0, 4) === '\xffWPC' && head[8] === 1) return 'wpd';
   const text = head.toString('utf8').replace(/^\uFEFF/, '').trimStart();
   if (text.startsWith('/* XPM */')) return 'xpm';
   // SVG: an XML document whose root element is <svg>, possibly after a declaration, comments and a doctype.
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>\s*)*<svg[\s>]/i.test(text)) return 'svg';
   return undefined;
 }
+
+/**
+ * Word, Excel and PowerPoint 97-2003 files are all OLE compound files (file-type says "cfb"); the
+ * streams inside tell them apart. Their names are stored in UTF-16 in the file's directory, which
+ * may sit anywhere in it, so the whole file is searched (uploads are bounded).
+ */
+const CFB_STREAMS: ReadonlyArray<[string, string]> = [
+  ['WordDocument', 'doc'], ['Workbook', 'xls'], ['Book', 'xls'], ['PowerPoint Document', 'ppt'],
+];
+
+async function compoundFileKind(file: string): Promise<string | undefined> {
+  const content = await fs.readFile(file);
+  for (const [stream, format] of CFB_STREAMS) {
+    // A directory entry's name is followed by a UTF-16 NUL terminator.
+    if (content.includes(Buffer.from(`${stream}\0`, 'utf16le'))) return format;
+  }
+  return undefined;
+}
+
+/**
+ * Kindle KF8 (azw3) and Mobipocket share the BOOKMOBI signature; the name tells what the client
+ * calls it, and calibre reads both the same way.
+ */
+const MOBI_NAMES: Readonly<Record<string, string>> = { azw3: 'azw3', azw: 'azw3' };
 
 /** Signatures too weak to overrule the name: a cursor's is 00 00 02 00, which is also how every
  * uncompressed true-colour TGA without an id field begins. */
@@ -71,6 +97,14 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
       const named = ext === 'wma' ? 'wma' : 'wmv';
       return { format: catalogue.get(named), detected: named };
     }
+    if (byContent.ext === 'cfb') {
+      const kind = await compoundFileKind(file);
+      return { format: kind ? catalogue.get(kind) : undefined, detected: kind ?? 'an OLE compound file' };
+    }
+    if (byContent.ext === 'mobi') {
+      const named = MOBI_NAMES[ext] ?? 'mobi';
+      return { format: catalogue.get(named), detected: named };
+    }
     const format = catalogue.resolve(byContent.ext);
     // A signature we know of a format we do not handle: the extension must not override it.
     return { format: format?.detect === 'magic' ? format : undefined, detected: byContent.ext };
@@ -84,6 +118,7 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
 /** The format id the content alone shows, by the same signatures as uploads; for checking outputs. */
 export async function formatOfContent(file: string, catalogue: FormatCatalogue = formatCatalogue): Promise<string | undefined> {
   const found = await fileTypeFromFile(file);
+  if (found?.ext === 'cfb') return compoundFileKind(file);
   if (found && found.ext !== 'xml') return found.ext === 'asf' ? 'wmv' : catalogue.resolve(found.ext)?.id;
   return ownSignature(await readHead(file));
 }

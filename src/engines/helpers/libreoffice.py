@@ -1,0 +1,162 @@
+"""A long-lived LibreOffice worker for convertd, run with Debian's /usr/bin/python3 (python3-uno).
+
+It starts one soffice with a private profile, connects over a UNO pipe, then converts files on
+request. Requests and answers are JSON lines: one request on stdin, one answer on stdout.
+
+  {"id": 1, "op": "convert", "input": "/x/in.docx", "output": "/x/out.pdf", "filter": "writer_pdf_Export",
+   "import_filter": null, "import_options": null, "export_options": null}
+  {"id": 1, "ok": true}  or  {"id": 1, "ok": false, "code": "corrupt_input", "message": "..."}
+  {"id": 2, "op": "ping"} -> {"id": 2, "ok": true}
+
+Anything else the process writes (soffice's own chatter) goes to stderr. The Node side owns
+timeouts and kills the whole process group when a request runs too long.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import uno
+from com.sun.star.beans import PropertyValue
+from com.sun.star.connection import NoConnectException
+
+PIPE_NAME = "convertd_lo_%d" % os.getpid()
+SOFFICE = "/usr/lib/libreoffice/program/soffice.bin"
+
+
+def props(**values):
+    result = []
+    for name, value in values.items():
+        item = PropertyValue()
+        item.Name = name
+        item.Value = value
+        result.append(item)
+    return tuple(result)
+
+
+def start_office(profile_url):
+    args = [
+        SOFFICE,
+        "--headless", "--invisible", "--nologo", "--norestore", "--nodefault", "--nolockcheck", "--nofirststartwizard",
+        "-env:UserInstallation=" + profile_url,
+        "--accept=pipe,name=%s;urp;StarOffice.ComponentContext" % PIPE_NAME,
+    ]
+    # soffice's output is noise for us; our stdout is the answer channel.
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=sys.stderr)
+
+
+# soffice.bin exits with this code when it wants to be started again (after creating a new
+# profile, say); the soffice shell wrapper normally does that for it.
+RESTART_REQUESTED = 81
+
+
+def connect(office, start, deadline_seconds=60):
+    local = uno.getComponentContext()
+    resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+    url = "uno:pipe,name=%s;urp;StarOffice.ComponentContext" % PIPE_NAME
+    deadline = time.monotonic() + deadline_seconds
+    while True:
+        if office.poll() == RESTART_REQUESTED:
+            office = start()
+        elif office.poll() is not None:
+            raise RuntimeError("soffice exited with code %s while starting" % office.returncode)
+        try:
+            context = resolver.resolve(url)
+            return office, context.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", context)
+        except NoConnectException:
+            if time.monotonic() > deadline:
+                raise RuntimeError("soffice did not accept a connection within %d s" % deadline_seconds)
+            time.sleep(0.1)
+
+
+def answer(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def describe(error):
+    name = type(error).__name__
+    return "%s: %s" % (name, getattr(error, "Message", None) or str(error) or name)
+
+
+def convert(desktop, request):
+    load = dict(
+        Hidden=True,
+        ReadOnly=True,
+        # Never run macros, never update links (linked sections, DDE, external data) while loading.
+        MacroExecutionMode=0,  # com.sun.star.document.MacroExecMode.NEVER_EXECUTE
+        UpdateDocMode=0,  # com.sun.star.document.UpdateDocMode.NO_UPDATE
+        RepairPackage=False,
+        Silent=True,
+    )
+    if request.get("import_filter"):
+        load["FilterName"] = request["import_filter"]
+    if request.get("import_options"):
+        load["FilterOptions"] = request["import_options"]
+    try:
+        document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(request["input"]), "_blank", 0, props(**load))
+    except Exception as error:  # IOException, IllegalArgumentException: the file did not load
+        if type(error).__name__ == "DisposedException":
+            raise  # soffice itself died while loading
+        return {"ok": False, "code": "corrupt_input", "message": describe(error)}
+    if document is None:
+        return {"ok": False, "code": "corrupt_input", "message": "LibreOffice could not open the file"}
+    try:
+        store = dict(FilterName=request["filter"], Overwrite=True)
+        if request.get("export_options") is not None:
+            options = request["export_options"]
+            if isinstance(options, dict):
+                store["FilterData"] = uno.Any("[]com.sun.star.beans.PropertyValue", props(**options))
+            else:
+                store["FilterOptions"] = options
+        document.storeToURL(uno.systemPathToFileUrl(request["output"]), props(**store))
+    finally:
+        try:
+            document.close(True)
+        except Exception:
+            document.dispose()
+    return {"ok": True}
+
+
+def main():
+    profile_url = uno.systemPathToFileUrl(sys.argv[1])
+    start = lambda: start_office(profile_url)
+    office, desktop = connect(start(), start)
+    answer({"ready": True})
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        request = json.loads(line)
+        reply = {"id": request.get("id")}
+        try:
+            if office.poll() is not None:
+                raise RuntimeError("soffice is no longer running")
+            if request.get("op") == "ping":
+                desktop.getCurrentComponent()  # a round trip through the bridge
+                reply["ok"] = True
+            else:
+                reply.update(convert(desktop, request))
+        except Exception as error:  # the Node side decides what an error means
+            reply.update(ok=False, code="conversion_failed", message=describe(error))
+            if type(error).__name__ in ("DisposedException", "RuntimeException"):
+                # The bridge broke: soffice is probably on its way out; let it finish dying.
+                try:
+                    office.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
+            if office.poll() is not None:
+                # soffice died under the request: exit, so that the pool replaces this process.
+                sys.stderr.write("soffice died: %s\n" % reply["message"])
+                sys.exit(3)
+        answer(reply)
+    try:
+        desktop.terminate()
+    except Exception:
+        pass
+    office.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
