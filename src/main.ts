@@ -12,6 +12,11 @@ import { FfmpegEngine } from './engines/ffmpeg.ts';
 import { FontEngine } from './engines/fonts.ts';
 import { ImageMagickEngine } from './engines/imagemagick.ts';
 import { LibreOfficeEngine } from './engines/libreoffice.ts';
+import { CalibreEngine } from './engines/calibre.ts';
+import { GhostscriptEngine } from './engines/ghostscript.ts';
+import { Img2PdfEngine } from './engines/img2pdf.ts';
+import { PandocEngine } from './engines/pandoc.ts';
+import { PopplerEngine } from './engines/poppler.ts';
 import { RsvgEngine } from './engines/rsvg.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { VipsCliEngine } from './engines/vips.ts';
@@ -65,7 +70,8 @@ async function main(): Promise<void> {
   }, log);
   const engines = await EngineRegistry.start([
     new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(),
-    new FontEngine(), new ArchiveEngine(), new DataEngine(), libreoffice,
+    new FontEngine(), new ArchiveEngine(), new DataEngine(), libreoffice, new PandocEngine(), new PopplerEngine(),
+    new GhostscriptEngine(), new Img2PdfEngine(), new CalibreEngine(),
   ], log);
   const queue = new LocalQueue(config.concurrency);
   const service = new JobService({ store, queue, storage, engines, config, log });

@@ -16,6 +16,8 @@ interface Family {
   readonly name: string;
   readonly reads: readonly string[];
   readonly writes: Readonly<Record<string, OfficeRequest>>;
+  /** Targets that are final renditions (see ConversionEdge.endsRoute). */
+  readonly renditions?: readonly string[];
   /** A tiny document of the family in a flat XML format, for the start-up probe. */
   readonly probe: { readonly ext: string; readonly content: string };
 }
@@ -53,6 +55,7 @@ const FAMILIES: readonly Family[] = [
       csv: { filter: 'Text - txt - csv (StarCalc)', exportOptions: '44,34,76,1' },
       html: { filter: 'HTML (StarCalc)' },
     },
+    renditions: ['html'],
     probe: { ext: 'fods', content: FLAT_ODF('application/vnd.oasis.opendocument.spreadsheet', '<office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>probe</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>') },
   },
   {
@@ -66,6 +69,7 @@ const FAMILIES: readonly Family[] = [
       // The first slide, as an image.
       png: { filter: 'impress_png_Export' },
     },
+    renditions: ['png'],
     probe: { ext: 'fodp', content: FLAT_ODF('application/vnd.oasis.opendocument.presentation', '<office:presentation><draw:page draw:name="p1"><draw:frame svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="2cm"><draw:text-box><text:p>probe</text:p></draw:text-box></draw:frame></draw:page></office:presentation>') },
   },
   {
@@ -76,6 +80,7 @@ const FAMILIES: readonly Family[] = [
       png: { filter: 'draw_png_Export' },
       svg: { filter: 'draw_svg_Export' },
     },
+    renditions: ['png'],
     probe: { ext: 'fodg', content: FLAT_ODF('application/vnd.oasis.opendocument.graphics', '<office:drawing><draw:page draw:name="p1"><draw:rect svg:x="1cm" svg:y="1cm" svg:width="2cm" svg:height="2cm"/></draw:page></office:drawing>') },
   },
 ];
@@ -95,6 +100,7 @@ function edgesOf(family: Family): ConversionEdge[] {
     to,
     // HTML import is the weakest reader: a route through ODT is preferred when there is one.
     cost: from === 'html' ? COST + 1 : COST,
+    endsRoute: family.renditions?.includes(to) ?? false,
   })));
 }
 

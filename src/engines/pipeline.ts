@@ -40,8 +40,7 @@ export async function checkOutput(file: string, format: string, maxBytes: number
   const definition = formatCatalogue.get(format);
   if (definition?.detect === 'magic') {
     const detectedId = await formatOfContent(file);
-    // ASF holds Windows Media audio and video alike; KF8 (azw3) has Mobipocket's signature.
-    const same = detectedId === format || (format === 'wma' && detectedId === 'wmv') || (format === 'azw3' && detectedId === 'mobi');
+    const same = detectedId === format || (detectedId !== undefined && detectedId === definition.signatureOf);
     if (!same) {
       throw new ConvertdError('conversion_failed', `The converter produced something other than ${format}: the conversion failed.`);
     }

@@ -59,7 +59,7 @@ export class RoutePlanner {
           if (edge.to !== from && !found.has(edge.to)) {
             found.add(edge.to);
             // A route may end with an edge that does not chain, but never continue from it.
-            if (edge.chainable !== false) next.add(edge.to);
+            if (edge.chainable !== false && !edge.endsRoute) next.add(edge.to);
           }
         }
       }
@@ -74,20 +74,21 @@ export class RoutePlanner {
     // format must not hide a dearer, shorter one that still has steps left to reach the target.
     // Small graphs (tens of formats): a sorted list is plenty.
     const best = new Map<string, number>([[`${from}#0`, 0]]);
-    const queue: Array<{ format: string; cost: number; steps: RouteStep[] }> = [{ format: from, cost: 0, steps: [] }];
+    const queue: Array<{ format: string; cost: number; steps: RouteStep[]; ended: boolean }> = [{ format: from, cost: 0, steps: [], ended: false }];
     while (queue.length > 0) {
       queue.sort((a, b) => a.cost - b.cost);
       const current = queue.shift()!;
       if (current.format === to) return current.steps;
-      if (current.steps.length >= MAX_STEPS) continue;
+      if (current.steps.length >= MAX_STEPS || current.ended) continue;
       for (const { engine, edge } of this.outgoing.get(current.format) ?? []) {
         // An edge that does not chain is a route of its own: the upload's format to the target.
         if (edge.chainable === false && (current.steps.length > 0 || edge.to !== to)) continue;
         const cost = current.cost + edge.cost;
-        const key = `${edge.to}#${current.steps.length + 1}`;
+        const ended = edge.endsRoute === true;
+        const key = `${edge.to}#${current.steps.length + 1}#${ended}`;
         if (cost >= (best.get(key) ?? Infinity)) continue;
         best.set(key, cost);
-        queue.push({ format: edge.to, cost, steps: [...current.steps, { engine, from: edge.from, to: edge.to, cost: edge.cost }] });
+        queue.push({ format: edge.to, cost, steps: [...current.steps, { engine, from: edge.from, to: edge.to, cost: edge.cost }], ended });
       }
     }
     return null;

@@ -16,6 +16,12 @@ export interface ConversionEdge {
    * PNG into an MP3 (png → gif → mp4 → mp3). Default true.
    */
   readonly chainable?: boolean;
+  /**
+   * True for an edge whose output is a final rendition, never the input of a further step: the
+   * first page of a document as a PNG is a fine thumbnail, but turning that thumbnail into an
+   * icon, a PCX or a HEIC only multiplies pairs nobody needs. Default false.
+   */
+  readonly endsRoute?: boolean;
 }
 
 export interface EngineLimits {

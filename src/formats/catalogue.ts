@@ -22,6 +22,13 @@ export interface FormatDefinition {
    * extension when the content matched no signature.
    */
   readonly detect: 'magic' | 'extension';
+  /** The result's file extension when it is not the id (a PDF/A is a .pdf). */
+  readonly fileExtension?: string;
+  /**
+   * The format whose signature this one's content carries, when it has none of its own: a PDF/A
+   * is a PDF, a KF8 book has Mobipocket's header, ASF holds Windows Media audio and video alike.
+   */
+  readonly signatureOf?: string;
 }
 
 const FORMATS: readonly FormatDefinition[] = [
@@ -47,6 +54,7 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'eps', name: 'Encapsulated PostScript', category: 'vector', mediaType: 'application/postscript', extensions: ['eps'], detect: 'magic' },
   { id: 'ps', name: 'PostScript document', category: 'vector', mediaType: 'application/postscript', extensions: ['ps'], detect: 'magic' },
   { id: 'pdf', name: 'PDF document', category: 'document', mediaType: 'application/pdf', extensions: ['pdf'], detect: 'magic' },
+  { id: 'pdfa', name: 'PDF/A-2b archival document', category: 'document', mediaType: 'application/pdf', extensions: ['pdfa'], detect: 'magic', fileExtension: 'pdf', signatureOf: 'pdf' },
   { id: 'jp2', name: 'JPEG 2000 image', category: 'image', mediaType: 'image/jp2', extensions: ['jp2', 'j2k', 'jpf'], detect: 'magic' },
 
   { id: 'mp3', name: 'MP3 audio', category: 'audio', mediaType: 'audio/mpeg', extensions: ['mp3'], detect: 'magic' },
@@ -56,7 +64,7 @@ const FORMATS: readonly FormatDefinition[] = [
   { id: 'opus', name: 'Opus audio', category: 'audio', mediaType: 'audio/opus', extensions: ['opus'], detect: 'magic' },
   { id: 'm4a', name: 'MPEG-4 audio (AAC)', category: 'audio', mediaType: 'audio/mp4', extensions: ['m4a', 'aac'], detect: 'magic' },
   { id: 'aiff', name: 'AIFF audio', category: 'audio', mediaType: 'audio/aiff', extensions: ['aiff', 'aif', 'aifc'], detect: 'magic' },
-  { id: 'wma', name: 'Windows Media audio', category: 'audio', mediaType: 'audio/x-ms-wma', extensions: ['wma'], detect: 'magic' },
+  { id: 'wma', name: 'Windows Media audio', category: 'audio', mediaType: 'audio/x-ms-wma', extensions: ['wma'], detect: 'magic', signatureOf: 'wmv' },
   { id: 'ac3', name: 'Dolby Digital (AC-3) audio', category: 'audio', mediaType: 'audio/ac3', extensions: ['ac3'], detect: 'magic' },
   { id: 'amr', name: 'AMR audio', category: 'audio', mediaType: 'audio/amr', extensions: ['amr'], detect: 'magic' },
 
@@ -102,7 +110,7 @@ const FORMATS: readonly FormatDefinition[] = [
 
   { id: 'epub', name: 'EPUB ebook', category: 'ebook', mediaType: 'application/epub+zip', extensions: ['epub'], detect: 'magic' },
   { id: 'mobi', name: 'Mobipocket ebook', category: 'ebook', mediaType: 'application/x-mobipocket-ebook', extensions: ['mobi', 'prc'], detect: 'magic' },
-  { id: 'azw3', name: 'Kindle ebook (KF8)', category: 'ebook', mediaType: 'application/vnd.amazon.mobi8-ebook', extensions: ['azw3', 'azw'], detect: 'magic' },
+  { id: 'azw3', name: 'Kindle ebook (KF8)', category: 'ebook', mediaType: 'application/vnd.amazon.mobi8-ebook', extensions: ['azw3', 'azw'], detect: 'magic', signatureOf: 'mobi' },
   { id: 'fb2', name: 'FictionBook', category: 'ebook', mediaType: 'application/x-fictionbook+xml', extensions: ['fb2'], detect: 'extension' },
 
   { id: 'zip', name: 'ZIP archive', category: 'archive', mediaType: 'application/zip', extensions: ['zip'], detect: 'magic' },

@@ -177,7 +177,7 @@ export class JobService {
     const file = await this.deps.storage.openResult(token, ext);
     if (!file) throw new ConvertdError('file_not_found');
     const format = this.deps.engines.formats.get(job.target);
-    return { job, file, mediaType: format?.mediaType ?? 'application/octet-stream', filename: `${this.stem(job)}.${job.target}` };
+    return { job, file, mediaType: format?.mediaType ?? 'application/octet-stream', filename: `${this.stem(job)}.${format?.fileExtension ?? job.target}` };
   }
 
   /** The upload's name without its extension, also a double one ("backup.tar.gz" → "backup"). */

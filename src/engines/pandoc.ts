@@ -1,0 +1,93 @@
+// Markup and document formats through pandoc 2.17 (Debian). pandoc follows include directives
+// (RST `include`, org `#+INCLUDE`), embeds images named by any path or URL into docx/odt/epub, and
+// fetches URLs (shared/security.md 7). Two fences keep every local file and URL out of outputs:
+// `--sandbox` (pandoc's own: no IO but the input and output) wherever Debian's build allows it,
+// and the OS sandbox always (no network; only the job's directory and /usr visible). Debian's
+// `--sandbox` cannot read pandoc's own data files, which docx, odt and epub output need
+// (https://github.com/jgm/pandoc/issues/8128), and under it ipynb output fails outright on any
+// image it cannot embed: those writers rely on the OS sandbox alone.
+// Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
+// GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ConvertdError } from '../errors.ts';
+import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
+import { withProbeDir } from './probe-dir.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
+
+const PANDOC = '/usr/bin/pandoc';
+const HEAP_LIMIT = '-M768m';
+
+/** Our format id → pandoc's reader name. */
+const READERS: Readonly<Record<string, string>> = {
+  md: 'markdown', gfm: 'gfm', rst: 'rst', org: 'org', textile: 'textile', mediawiki: 'mediawiki', jira: 'jira',
+  html: 'html', docx: 'docx', odt: 'odt', epub: 'epub', latex: 'latex', ipynb: 'ipynb', docbook: 'docbook', opml: 'opml',
+};
+
+/** Our format id → pandoc's writer name. */
+const WRITERS: Readonly<Record<string, string>> = {
+  md: 'markdown', gfm: 'gfm', rst: 'rst', org: 'org', html: 'html5', docx: 'docx', odt: 'odt', epub: 'epub3',
+  latex: 'latex', txt: 'plain', asciidoc: 'asciidoc', textile: 'textile', mediawiki: 'mediawiki', jira: 'jira',
+  docbook: 'docbook5', ipynb: 'ipynb',
+};
+
+/** Writers that do not work under Debian's `--sandbox` (see above). */
+const OS_SANDBOX_ONLY = new Set(['docx', 'odt', 'epub', 'ipynb']);
+/** Writers that make a complete document only when asked to (`--standalone`). */
+const STANDALONE = new Set(['html', 'latex', 'docbook']);
+
+/**
+ * Between office formats LibreOffice keeps the layout (page setup, styles, tables) that pandoc's
+ * document model drops: pandoc's edges there cost more, so it serves when LibreOffice is absent.
+ */
+const OFFICE_SOURCES = new Set(['docx', 'odt']);
+const OFFICE_TARGETS = new Set(['docx', 'odt', 'html', 'txt', 'epub']);
+
+const EDGES: ConversionEdge[] = Object.keys(READERS).flatMap((from) => Object.keys(WRITERS)
+  .filter((to) => to !== from)
+  .map((to) => ({ from, to, cost: OFFICE_SOURCES.has(from) && OFFICE_TARGETS.has(to) ? 5 : 2 })));
+
+export class PandocEngine implements Engine {
+  readonly id = 'pandoc';
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+
+  estimateSeconds(inputBytes: number): number {
+    return 0.5 + inputBytes / 300_000;
+  }
+
+  async probe(): Promise<void> {
+    await withProbeDir('pandoc', async (dir) => {
+      await fs.writeFile(path.join(dir, 'probe.md'), '# Probe\n\nHello *pandoc*.\n');
+      for (const to of ['html', 'docx']) {
+        const result = await runProcess(PANDOC, this.args('md', to, 'probe.md', `probe.${to}`), { cwd: dir, timeoutMs: 30_000 });
+        ensureSuccess(result, 'pandoc');
+        if ((await fs.stat(path.join(dir, `probe.${to}`))).size === 0) throw new Error(`pandoc wrote an empty ${to}`);
+      }
+    });
+  }
+
+  private args(from: string, to: string, input: string, output: string): string[] {
+    const args = ['+RTS', HEAP_LIMIT, '-RTS', '--from', READERS[from]!, '--to', WRITERS[to]!, '--output', output];
+    if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
+    if (STANDALONE.has(to)) args.push('--standalone');
+    // A file name from the service, never one that could read as an option.
+    args.push('--', `./${input}`);
+    return args;
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, from, to, workDir, limits, signal } = request;
+    const result = await runProcess(PANDOC, this.args(from, to, path.basename(input), path.basename(output)), {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes },
+    });
+    if (result.exitCode === 251) {
+      throw new ConvertdError('input_too_complex', 'The document needs more memory than this service gives one conversion: send a smaller or simpler file.');
+    }
+    if (result.exitCode === 64 || result.exitCode === 65 || result.exitCode === 92) {
+      // 64 PandocParseError, 65 PandocParsecError, 92 PandocXMLError: the input did not parse.
+      throw new ConvertdError('corrupt_input', `pandoc could not read the file as ${from} (${lastErrorLine(result.stderr)}).`);
+    }
+    ensureSuccess(result, 'pandoc');
+  }
+}

@@ -1,0 +1,224 @@
+"""Reads a converted document with tools independent of the engines that wrote it, and prints
+{"text": ...} as JSON: the text it holds, for the test to look for the sample's words in.
+
+    read_document.py FILE FORMAT
+
+Exits 1 with a message on stderr when the file is not a valid FORMAT. Uses Python's standard
+library (zipfile, xml, html.parser, json), Pillow for images, and poppler/qpdf for PDF (no
+engine of the service writes PDF with poppler, and qpdf belongs to none).
+"""
+import html.parser
+import json
+import re
+import struct
+import subprocess
+import sys
+import xml.dom.minidom
+import zipfile
+
+
+def fail(message):
+    sys.stderr.write(message + "\n")
+    sys.exit(1)
+
+
+def xml_text(data):
+    try:
+        document = xml.dom.minidom.parseString(data)
+    except Exception as error:
+        fail("not well-formed XML: %s" % error)
+    parts = []
+
+    def walk(node):
+        if node.nodeType == node.TEXT_NODE or node.nodeType == node.CDATA_SECTION_NODE:
+            parts.append(node.data)
+        for child in node.childNodes:
+            walk(child)
+
+    walk(document)
+    return " ".join(parts)
+
+
+class HtmlText(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.parts = []
+        self.tags = 0
+
+    def handle_starttag(self, tag, attrs):
+        self.tags += 1
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def html_text(data):
+    parser = HtmlText()
+    parser.feed(data.decode("utf-8", "replace"))
+    if parser.tags == 0:
+        fail("no HTML elements")
+    return " ".join(parser.parts)
+
+
+# The part of each zip-based format that must exist, and the parts whose text is read.
+ZIP_FORMATS = {
+    "docx": ("word/document.xml", r"^word/document\.xml$"),
+    "xlsx": ("xl/workbook.xml", r"^xl/(sharedStrings|worksheets/sheet\d+)\.xml$"),
+    "pptx": ("ppt/presentation.xml", r"^ppt/slides/slide\d+\.xml$"),
+    "odt": ("content.xml", r"^content\.xml$"),
+    "ods": ("content.xml", r"^content\.xml$"),
+    "odp": ("content.xml", r"^content\.xml$"),
+    "odg": ("content.xml", r"^content\.xml$"),
+    "epub": ("META-INF/container.xml", r"\.(x?html|xml)$"),
+}
+ODF_MIMETYPES = {
+    "odt": "application/vnd.oasis.opendocument.text",
+    "ods": "application/vnd.oasis.opendocument.spreadsheet",
+    "odp": "application/vnd.oasis.opendocument.presentation",
+    "odg": "application/vnd.oasis.opendocument.graphics",
+    "epub": "application/epub+zip",
+}
+
+
+def zip_text(path, fmt):
+    required, pattern = ZIP_FORMATS[fmt]
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as error:
+        fail("not a zip package: %s" % error)
+    names = archive.namelist()
+    if required not in names:
+        fail("%s lacks %s" % (fmt, required))
+    if fmt in ODF_MIMETYPES and archive.read("mimetype").decode() != ODF_MIMETYPES[fmt]:
+        fail("wrong mimetype entry")
+    texts = []
+    for name in names:
+        if re.search(pattern, name) and not name.startswith("META-INF/"):
+            data = archive.read(name)
+            texts.append(html_text(data) if name.endswith(".html") else xml_text(data))
+    return " ".join(texts)
+
+
+def palmdoc_decompress(data):
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        c = data[i]
+        i += 1
+        if c == 0 or 9 <= c <= 0x7F:
+            out.append(c)
+        elif 1 <= c <= 8:
+            out += data[i:i + c]
+            i += c
+        elif c >= 0xC0:
+            out += b" " + bytes([c ^ 0x80])
+        elif i < len(data):
+            pair = (c << 8) | data[i]
+            i += 1
+            distance = (pair >> 3) & 0x7FF
+            for _ in range((pair & 7) + 3):
+                if distance == 0 or distance > len(out):
+                    return bytes(out)
+                out.append(out[-distance])
+    return bytes(out)
+
+
+def mobi_text(path):
+    data = open(path, "rb").read()
+    if data[60:68] != b"BOOKMOBI":
+        fail("no BOOKMOBI signature")
+    count = struct.unpack(">H", data[76:78])[0]
+    offsets = [struct.unpack(">I", data[78 + 8 * n:82 + 8 * n])[0] for n in range(count)] + [len(data)]
+    record0 = data[offsets[0]:offsets[1]]
+    compression, _, _, text_records = struct.unpack(">HHIH", record0[:10])
+    if compression not in (1, 2):
+        fail("unexpected compression %d" % compression)
+    text = bytearray()
+    for n in range(1, 1 + text_records):
+        record = data[offsets[n]:offsets[n + 1]]
+        text += palmdoc_decompress(record) if compression == 2 else record
+    return text.decode("utf-8", "replace")
+
+
+def pdf_text(path, fmt):
+    check = subprocess.run(["qpdf", "--check", path], capture_output=True, text=True)
+    if check.returncode not in (0, 3):  # 3: warnings only
+        fail("qpdf --check: %s" % (check.stdout + check.stderr)[-500:])
+    info = subprocess.run(["pdfinfo", path], capture_output=True, text=True)
+    pages = re.search(r"^Pages:\s+(\d+)", info.stdout, re.M)
+    if info.returncode != 0 or not pages or int(pages.group(1)) < 1:
+        fail("pdfinfo: no pages")
+    if fmt == "pdfa":
+        meta = subprocess.run(["pdfinfo", "-meta", path], capture_output=True, text=True).stdout
+        if not re.search(r"pdfaid:part\W+2", meta):
+            fail("no PDF/A-2 identification in the XMP metadata")
+        if "/OutputIntents" not in subprocess.run(["qpdf", "--qdf", "--object-streams=disable", path, "-"], capture_output=True).stdout.decode("latin1"):
+            fail("no output intent")
+    return subprocess.run(["pdftotext", "-enc", "UTF-8", path, "-"], capture_output=True, text=True).stdout
+
+
+def image_text(path, fmt):
+    from PIL import Image, ImageStat
+    expected = {"png": "PNG", "jpg": "JPEG", "tiff": "TIFF", "webp": "WEBP"}[fmt]
+    image = Image.open(path)
+    image.load()
+    if image.format != expected:
+        fail("Pillow reads %s, not %s" % (image.format, expected))
+    mean = sum(ImageStat.Stat(image.convert("L")).mean)
+    if mean >= 254.99 or image.width < 16 or image.height < 16:
+        fail("a blank or tiny image (%dx%d, mean %.2f)" % (image.width, image.height, mean))
+    return ""
+
+
+def main():
+    path, fmt = sys.argv[1], sys.argv[2]
+    data = open(path, "rb").read()
+    if not data:
+        fail("empty file")
+    if fmt in ZIP_FORMATS:
+        text = zip_text(path, fmt)
+    elif fmt in ("doc", "xls", "ppt"):
+        if not data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+            fail("not an OLE compound file")
+        # Word, Excel and PowerPoint keep text as 8-bit or UTF-16 runs: both are searched.
+        text = data.decode("latin1") + " " + data.decode("utf-16-le", "replace")
+    elif fmt in ("mobi", "azw3"):
+        text = mobi_text(path)
+    elif fmt in ("pdf", "pdfa"):
+        text = pdf_text(path, fmt)
+    elif fmt in ("png", "jpg", "tiff", "webp"):
+        text = image_text(path, fmt)
+    elif fmt == "svg":
+        text = xml_text(data)
+        if b"<svg" not in data[:4096]:
+            fail("no <svg> root element")
+    elif fmt in ("eps", "ps"):
+        if not data.startswith(b"%!PS"):
+            fail("no %!PS header")
+        text = ""
+    elif fmt == "rtf":
+        if not data.startswith(b"{\\rtf"):
+            fail("no {\\rtf header")
+        text = data.decode("latin1")
+    elif fmt == "html":
+        text = html_text(data)
+    elif fmt in ("fb2", "docbook", "xml", "opml"):
+        text = xml_text(data)
+    elif fmt in ("ipynb", "json"):
+        try:
+            text = json.dumps(json.loads(data), ensure_ascii=False)
+        except ValueError as error:
+            fail("not JSON: %s" % error)
+    elif fmt == "latex":
+        text = data.decode("utf-8")
+        if "\\begin{document}" not in text:
+            fail("not a complete LaTeX document")
+    else:  # plain text and markup: valid UTF-8 is all that can be asked
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            fail("not UTF-8: %s" % error)
+    print(json.dumps({"text": text}))
+
+
+main()
