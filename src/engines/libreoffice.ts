@@ -132,7 +132,7 @@ export class LibreOfficeEngine implements Engine {
         const output = path.join(dir, `probe-${family.name}.pdf`);
         await fs.writeFile(input, family.probe.content);
         try {
-          await this.pool.convert(input, output, family.writes.pdf!, 60_000, AbortSignal.timeout(90_000));
+          await this.pool.convert(input, output, family.writes.pdf!, 60_000, AbortSignal.timeout(90_000), { probe: true });
           if ((await fs.stat(output)).size === 0) throw new Error('empty output');
           working.push(...edgesOf(family));
         } catch (error) {

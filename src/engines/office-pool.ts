@@ -261,9 +261,10 @@ export class OfficePool {
 
   /**
    * Converts `input` to `output` with the given filters on a pooled process. The input is linked
-   * (or copied) into the process's job directory, and the output moved out of it.
+   * (or copied) into the process's job directory, and the output moved out of it. `probe` marks
+   * the start-up check, which does not count as one of a process's jobs.
    */
-  async convert(input: string, output: string, request: OfficeRequest, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  async convert(input: string, output: string, request: OfficeRequest, timeoutMs: number, signal: AbortSignal, { probe = false } = {}): Promise<void> {
     const slot = await this.acquire(signal);
     try {
       for (let attempt = 1; ; attempt++) {
@@ -285,7 +286,8 @@ export class OfficePool {
             import_options: request.importOptions ?? null,
             export_options: request.exportOptions ?? null,
           }, timeoutMs, signal);
-          process.jobs++;
+          // The start-up probe's tiny documents do not count towards recycling.
+          if (!probe) process.jobs++;
           if (!reply.ok) {
             const code = reply.code === 'corrupt_input' ? 'corrupt_input' : 'conversion_failed';
             throw new ConvertdError(code, code === 'corrupt_input'

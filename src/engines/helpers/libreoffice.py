@@ -75,6 +75,14 @@ def answer(message):
     sys.stdout.flush()
 
 
+def bridge_alive(desktop):
+    try:
+        desktop.getCurrentComponent()  # a round trip through the bridge
+        return True
+    except Exception:
+        return False
+
+
 def describe(error):
     name = type(error).__name__
     return "%s: %s" % (name, getattr(error, "Message", None) or str(error) or name)
@@ -97,8 +105,8 @@ def convert(desktop, request):
     try:
         document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(request["input"]), "_blank", 0, props(**load))
     except Exception as error:  # IOException, IllegalArgumentException: the file did not load
-        if type(error).__name__ == "DisposedException":
-            raise  # soffice itself died while loading
+        if not bridge_alive(desktop):
+            raise  # not the file: soffice itself died while loading it
         return {"ok": False, "code": "corrupt_input", "message": describe(error)}
     if document is None:
         return {"ok": False, "code": "corrupt_input", "message": "LibreOffice could not open the file"}
@@ -134,18 +142,18 @@ def main():
             if office.poll() is not None:
                 raise RuntimeError("soffice is no longer running")
             if request.get("op") == "ping":
-                desktop.getCurrentComponent()  # a round trip through the bridge
-                reply["ok"] = True
+                reply["ok"] = bridge_alive(desktop)
             else:
                 reply.update(convert(desktop, request))
         except Exception as error:  # the Node side decides what an error means
             reply.update(ok=False, code="conversion_failed", message=describe(error))
-            if type(error).__name__ in ("DisposedException", "RuntimeException"):
-                # The bridge broke: soffice is probably on its way out; let it finish dying.
+            if office.poll() is None and not bridge_alive(desktop):
+                # The bridge broke: soffice is on its way out, or hung; make sure it is gone.
                 try:
                     office.wait(timeout=2)
                 except subprocess.TimeoutExpired:
-                    pass
+                    office.kill()
+                    office.wait()
             if office.poll() is not None:
                 # soffice died under the request: exit, so that the pool replaces this process.
                 sys.stderr.write("soffice died: %s\n" % reply["message"])

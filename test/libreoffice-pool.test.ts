@@ -1,0 +1,114 @@
+// The warm LibreOffice pool under supervision, seen from outside: through the HTTP API, with the
+// real soffice processes found in /proc. A process killed mid-job is replaced and the job still
+// finishes; a job past its time limit fails with `timeout` and the next one is served; a process
+// is replaced after its N-th job; N concurrent jobs all finish.
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import { after, test } from 'node:test';
+import { convert, submitOk, waitForJob } from './helpers/client.ts';
+import { TEXT_SAMPLES } from './helpers/documents.ts';
+import { startServer, type RunningServer } from './helpers/server.ts';
+import { writeTemp } from './helpers/tools.ts';
+import { execFileSync } from 'node:child_process';
+
+const running: RunningServer[] = [];
+after(async () => {
+  await Promise.all(running.map((s) => s.stop()));
+});
+
+async function start(env: Record<string, string>): Promise<RunningServer> {
+  const server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', ...env });
+  running.push(server);
+  return server;
+}
+
+/** Host pids of the soffice.bin processes working for this server (their profile is under its data dir). */
+async function sofficePids(server: RunningServer): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const cmdline = await fs.readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('soffice.bin') && cmdline.includes(server.dataDir)) pids.push(Number(name));
+  }
+  return pids;
+}
+
+function events(server: RunningServer, event: string): Array<Record<string, unknown>> {
+  return server.logs.flatMap((line) => {
+    try {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      return entry.event === event ? [entry] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** A plain text long enough to keep LibreOffice busy for seconds (thousands of pages of PDF). */
+function longText(lines: number): Buffer {
+  return Buffer.from(Array.from({ length: lines }, (_, i) => `Line ${i} of a long document, written to keep LibreOffice busy for a while.`).join('\n'));
+}
+
+function pdfPages(bytes: Buffer): Promise<number> {
+  return writeTemp(bytes, 'out.pdf').then((file) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))?.[1]));
+}
+
+test('a LibreOffice process killed mid-job is replaced, and the job is retried on the new one', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1' });
+  const [before] = await sofficePids(server);
+  assert.ok(before, 'the pool starts LibreOffice at once (eager)');
+  const jobId = await submitOk(server.url, longText(60_000), 'long.txt', 'pdf');
+  // Wait until the job is really inside LibreOffice, then kill soffice.bin under it.
+  const deadline = Date.now() + 30_000;
+  while (events(server, 'job_running').length === 0) {
+    assert.ok(Date.now() < deadline, 'the job never started');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  process.kill(before, 'SIGKILL');
+  const { final } = await waitForJob(server.url, jobId, { timeoutMs: 150_000 });
+  assert.equal(final.status, 'done', `the job should survive the crash: ${JSON.stringify(final.error)}`);
+  assert.ok(events(server, 'libreoffice_crash').length >= 1, 'the crash is logged');
+  const [after] = await sofficePids(server);
+  assert.ok(after && after !== before, 'a new soffice process replaced the killed one');
+  // And the replacement serves the next job.
+  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.txt!), 'next.txt', 'pdf');
+  assert.equal(await pdfPages(bytes), 1);
+});
+
+test('a job past its time limit fails with "timeout", and LibreOffice is replaced for the next job', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_JOB_TIMEOUT_SECONDS: '2', CONVERTD_MAX_ATTEMPTS: '1' });
+  const [before] = await sofficePids(server);
+  const jobId = await submitOk(server.url, longText(200_000), 'huge.txt', 'pdf');
+  const { final } = await waitForJob(server.url, jobId, { timeoutMs: 60_000 });
+  assert.equal(final.status, 'error');
+  assert.equal(final.error?.code, 'timeout');
+  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.txt!), 'next.txt', 'pdf');
+  assert.equal(await pdfPages(bytes), 1);
+  const [after] = await sofficePids(server);
+  assert.ok(after && after !== before, 'the process that ran out of time was killed and replaced');
+  assert.ok(!(await sofficePids(server)).includes(before!), 'no soffice.bin is left behind');
+});
+
+test('the pool replaces a process after its N-th job', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_MAX_JOBS: '2' });
+  const seen = new Set<number>();
+  for (let i = 0; i < 5; i++) {
+    const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.fodt!), `doc${i}.fodt`, 'pdf');
+    assert.equal(await pdfPages(bytes), 1);
+    for (const pid of await sofficePids(server)) seen.add(pid);
+  }
+  // Jobs 1-2 on the first process, 3-4 on the second, 5 on the third.
+  assert.equal(events(server, 'libreoffice_recycle').length, 2);
+  assert.equal(seen.size, 3, `expected three soffice processes in turn, saw ${[...seen].join(', ')}`);
+  assert.equal((await sofficePids(server)).length, 1, 'one process at a time: the old ones are gone');
+});
+
+test('concurrent jobs share the pool and all finish', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '2', CONVERTD_CONCURRENCY: '4' });
+  assert.equal((await sofficePids(server)).length, 2, 'two warm processes');
+  const sources = ['fodt', 'fods', 'fodp', 'txt', 'html', 'fodt', 'fods', 'fodp'];
+  const results = await Promise.all(sources.map((ext, i) => convert(server.url, Buffer.from(TEXT_SAMPLES[ext]!), `doc${i}.${ext}`, 'pdf')));
+  for (const { bytes } of results) assert.ok(await pdfPages(bytes) >= 1);
+  assert.equal((await sofficePids(server)).length, 2, 'still two processes: none crashed or leaked');
+});
