@@ -10,6 +10,7 @@
 // GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, runProcess } from '../process/runner.ts';
 import { withProbeDir } from './probe-dir.ts';
@@ -17,6 +18,10 @@ import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const PANDOC = '/usr/bin/pandoc';
 const HEAP_LIMIT = '-M768m';
+const CONFIG = fileURLToPath(new URL('../../config/pandoc/', import.meta.url));
+const IMAGE_FILTER = path.join(CONFIG, 'no-external-images.lua');
+/** Readers of plain-text markup: their images can only be references to files or URLs. */
+const TEXT_READERS = new Set(['md', 'gfm', 'rst', 'org', 'textile', 'mediawiki', 'jira', 'html', 'latex', 'ipynb', 'docbook', 'opml']);
 
 /** Our format id → pandoc's reader name. */
 const READERS: Readonly<Record<string, string>> = {
@@ -60,15 +65,16 @@ export class PandocEngine implements Engine {
     await withProbeDir('pandoc', async (dir) => {
       await fs.writeFile(path.join(dir, 'probe.md'), '# Probe\n\nHello *pandoc*.\n');
       for (const to of ['html', 'docx']) {
-        const result = await runProcess(PANDOC, this.args('md', to, 'probe.md', `probe.${to}`), { cwd: dir, timeoutMs: 30_000 });
-        ensureSuccess(result, 'pandoc');
+        for (const args of this.runs('md', to, 'probe.md', `probe.${to}`)) {
+          ensureSuccess(await runProcess(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [CONFIG] }), 'pandoc');
+        }
         if ((await fs.stat(path.join(dir, `probe.${to}`))).size === 0) throw new Error(`pandoc wrote an empty ${to}`);
       }
     });
   }
 
-  private args(from: string, to: string, input: string, output: string): string[] {
-    const args = ['+RTS', HEAP_LIMIT, '-RTS', '--from', READERS[from]!, '--to', WRITERS[to]!, '--output', output];
+  private args(reader: string, writer: string, to: string, input: string, output: string): string[] {
+    const args = ['+RTS', HEAP_LIMIT, '-RTS', '--from', reader, '--to', writer, '--output', output, `--lua-filter=${IMAGE_FILTER}`];
     if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
     if (STANDALONE.has(to)) args.push('--standalone');
     // A file name from the service, never one that could read as an option.
@@ -76,10 +82,36 @@ export class PandocEngine implements Engine {
     return args;
   }
 
+  /**
+   * The pandoc runs of one conversion. pandoc 2.17's docx writer fetches every image before
+   * filters run and fails on one it cannot fetch, so text markup goes to docx in two runs: first to
+   * pandoc's document tree (JSON) under `--sandbox` with the image filter, then from that tree,
+   * which names no outside file any more. (docx, odt and epub inputs keep their own media in one
+   * run; LibreOffice does most of those pairs anyway.)
+   */
+  private runs(from: string, to: string, input: string, output: string): string[][] {
+    if (to === 'docx' && TEXT_READERS.has(from)) {
+      return [
+        this.args(READERS[from]!, 'json', 'json', input, 'document-tree.json'),
+        this.args('json', WRITERS[to]!, to, 'document-tree.json', output),
+      ];
+    }
+    return [this.args(READERS[from]!, WRITERS[to]!, to, input, output)];
+  }
+
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, from, to, workDir, limits, signal } = request;
-    const result = await runProcess(PANDOC, this.args(from, to, path.basename(input), path.basename(output)), {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes },
+    const { input, output, from, to, workDir } = request;
+    const runs = this.runs(from, to, path.basename(input), path.basename(output));
+    try {
+      for (const args of runs) await this.run(args, request);
+    } finally {
+      if (runs.length > 1) await fs.rm(path.join(workDir, 'document-tree.json'), { force: true });
+    }
+  }
+
+  private async run(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {
+    const result = await runProcess(PANDOC, args, {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [CONFIG], limits: { fileSizeBytes: limits.maxOutputBytes },
     });
     if (result.exitCode === 251) {
       throw new ConvertdError('input_too_complex', 'The document needs more memory than this service gives one conversion: send a smaller or simpler file.');

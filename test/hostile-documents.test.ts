@@ -1,0 +1,135 @@
+// Hostile documents (shared/security.md 6, 7, 8, 11): linked resources are never fetched, local
+// files never reach an output, PDFs that would run for ever or need a password are refused with
+// a documented code, and a damaged file is an error, never a crash of the service.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { strFromU8, unzipSync, zipSync } from 'fflate';
+import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { TEXT_SAMPLES } from './helpers/documents.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+let server: RunningServer;
+let beacon: http.Server;
+const beaconHits: string[] = [];
+
+before(async () => {
+  beacon = http.createServer((request, response) => {
+    beaconHits.push(request.url ?? '');
+    response.end('x');
+  });
+  await new Promise<void>((resolve) => beacon.listen(0, '127.0.0.1', resolve));
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_ATTEMPTS: '1' });
+});
+
+after(async () => {
+  await server?.stop();
+  beacon?.close();
+});
+
+const beaconUrl = () => `http://127.0.0.1:${(beacon.address() as AddressInfo).port}`;
+
+async function failsWith(data: Buffer, filename: string, target: string, code: string): Promise<void> {
+  const jobId = await submitOk(server.url, data, filename, target);
+  const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+  assert.equal(final.status, 'error', `${filename} → ${target} should fail`);
+  assert.equal(final.error?.code, code, JSON.stringify(final.error));
+  assert.ok((final.error?.message.length ?? 0) > 10);
+}
+
+/** A minimal PDF written by hand: one empty page of the given size, or a given page count. */
+function handmadePdf(width: number, height: number): Buffer {
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] >>`,
+  ];
+  let body = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((object, i) => {
+    offsets.push(body.length);
+    body += `${i + 1} 0 obj\n${object}\nendobj\n`;
+  });
+  const xref = body.length;
+  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(body, 'latin1');
+}
+
+test('LibreOffice fetches no linked image: nothing reaches a server named in the document', async () => {
+  const fodt = TEXT_SAMPLES.fodt!.replace('<text:p>The fish swims.</text:p>',
+    `<text:p><draw:frame svg:width="2cm" svg:height="2cm"><draw:image xmlns:xlink="http://www.w3.org/1999/xlink" xlink:href="${beaconUrl()}/linked.png" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame>The fish swims.</text:p>`);
+  const html = `<html><body><p>Beacon</p><img src="${beaconUrl()}/html.png"><iframe src="${beaconUrl()}/frame.html"></iframe></body></html>`;
+  await convert(server.url, Buffer.from(fodt), 'linked.fodt', 'pdf');
+  await convert(server.url, Buffer.from(html), 'linked.html', 'pdf');
+  await convert(server.url, Buffer.from(html), 'linked.html', 'docx');
+  assert.deepEqual(beaconHits, [], 'no request may leave a conversion');
+});
+
+test('pandoc puts no local file and no URL into an output', async () => {
+  // An image named by an absolute path and by a URL, embedded into docx and epub output.
+  const markdown = `# Report\n\n![host](/etc/hostname)\n\n![remote](${beaconUrl()}/pandoc.png)\n\nText.\n`;
+  for (const target of ['docx', 'epub', 'odt']) {
+    const { bytes } = await convert(server.url, Buffer.from(markdown), 'images.md', target);
+    const entries = unzipSync(new Uint8Array(bytes));
+    const media = Object.keys(entries).filter((name) => /media|images|Pictures/i.test(name) && !name.endsWith('/'));
+    assert.deepEqual(media, [], `${target} embeds ${media.join(', ')}`);
+  }
+  // Include directives: the file is not there to include (the sandbox shows the job's directory
+  // only), so the job fails or comes out without it, never with it.
+  const passwd = await fs.readFile('/etc/passwd', 'utf8');
+  const firstLine = passwd.split('\n')[0]!;
+  for (const [name, text] of [['include.rst', 'Title\n=====\n\n.. include:: /etc/passwd\n'], ['include.org', '* Title\n#+INCLUDE: "/etc/passwd" src text\n']] as const) {
+    const jobId = await submitOk(server.url, Buffer.from(text), name, 'html');
+    const { final } = await waitForJob(server.url, jobId);
+    if (final.status === 'done') {
+      const output = await (await fetch(`${server.url}${final.download_url}`)).text();
+      assert.ok(!output.includes(firstLine), `${name}: /etc/passwd reached the output`);
+    } else {
+      assert.ok(['conversion_failed', 'corrupt_input'].includes(final.error!.code), JSON.stringify(final.error));
+    }
+  }
+  assert.deepEqual(beaconHits, []);
+});
+
+test('calibre never sees a recipe: a .recipe upload is refused as an unknown format', async () => {
+  const recipe = 'from calibre.web.feeds.news import BasicNewsRecipe\nclass X(BasicNewsRecipe):\n    title = "x"\n';
+  await expectError(await submit(server.url, Buffer.from(recipe), 'evil.recipe', 'epub'), 415, 'unsupported_format');
+});
+
+test('PDFs: a password is encrypted_input, too many pages or a giant page is input_too_complex, garbage is corrupt_input', { timeout: 300_000 }, async () => {
+  const dir = await tempDir('convertd-pdfs-');
+  const plain = path.join(dir, 'plain.pdf');
+  await fs.writeFile(plain, handmadePdf(595, 842));
+  // qpdf (a test tool, not an engine) makes the variants.
+  execFileSync('qpdf', ['--encrypt', 'secret', 'owner', '256', '--', plain, path.join(dir, 'locked.pdf')]);
+  execFileSync('qpdf', ['--empty', '--pages', plain, Array(2001).fill('1').join(','), '--', path.join(dir, 'long.pdf')]);
+
+  await failsWith(await fs.readFile(path.join(dir, 'locked.pdf')), 'locked.pdf', 'txt', 'encrypted_input');
+  await failsWith(await fs.readFile(path.join(dir, 'long.pdf')), 'long.pdf', 'txt', 'input_too_complex');
+  await failsWith(await fs.readFile(path.join(dir, 'long.pdf')), 'long.pdf', 'pdfa', 'input_too_complex');
+  await failsWith(handmadePdf(100_000, 100_000), 'giant.pdf', 'png', 'input_too_complex');
+  await failsWith(Buffer.from('%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R >>\nnonsense'), 'broken.pdf', 'png', 'corrupt_input');
+  // The first page of a long PDF is still a fine thumbnail.
+  const { bytes } = await convert(server.url, await fs.readFile(path.join(dir, 'long.pdf')), 'long.pdf', 'png');
+  assert.ok(bytes.length > 0);
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+test('a damaged office file is a documented error, and the service goes on', async () => {
+  const { bytes: docx } = await convert(server.url, Buffer.from(TEXT_SAMPLES.md!), 'sample.md', 'docx');
+  // Keep the package (so it is still recognised as a Word document) but break its main part.
+  const entries = unzipSync(new Uint8Array(docx));
+  const broken = Buffer.from(strFromU8(entries['word/document.xml']!).slice(0, 300), 'utf8');
+  const damaged = Buffer.from(zipSync({ ...entries, 'word/document.xml': new Uint8Array(broken) }));
+  const jobId = await submitOk(server.url, damaged, 'damaged.docx', 'pdf');
+  const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+  if (final.status === 'error') assert.ok(['corrupt_input', 'conversion_failed'].includes(final.error!.code), JSON.stringify(final.error));
+  // Whatever LibreOffice made of it, the next document converts.
+  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.fodt!), 'next.fodt', 'pdf');
+  assert.ok(bytes.subarray(0, 5).toString() === '%PDF-');
+});
