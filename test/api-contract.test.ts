@@ -134,9 +134,10 @@ test('413 file_too_large with max_bytes, whether or not the length was announced
 
 test('415 unsupported_format: content no engine reads, whatever its name', async () => {
   await expectError(await submit(server.url, Buffer.from('just some words\n'), 'notes.png', 'webp'), 415, 'unsupported_format');
-  const pdfMagic = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
-  const body = await expectError(await submit(server.url, pdfMagic, 'doc.png', 'webp'), 415, 'unsupported_format');
-  assert.equal(body.error.detected, 'pdf');
+  // A file with a signature the service knows but no engine reads (an SQLite database).
+  const sqlite = Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(84)]);
+  const body = await expectError(await submit(server.url, sqlite, 'data.png', 'webp'), 415, 'unsupported_format');
+  assert.equal(body.error.detected, 'sqlite');
 });
 
 test('422 unsupported_target: with the source and the valid targets', async () => {

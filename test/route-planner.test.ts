@@ -65,3 +65,16 @@ test('an edge that does not chain serves only the uploaded format, never mid-rou
   assert.equal(planner.route('png', 'docx'), undefined);
   assert.equal(planner.route('png', 'png'), undefined);
 });
+
+test('an edge that ends a route is never followed by another step', () => {
+  const renditions = new RoutePlanner([
+    declared('office', [{ from: 'docx', to: 'pdf', cost: 4 }]),
+    declared('pdf', [{ from: 'pdf', to: 'png', cost: 2, endsRoute: true }]),
+    declared('raster', [{ from: 'png', to: 'ico', cost: 1 }, { from: 'png', to: 'webp', cost: 1 }]),
+  ]);
+  assert.deepEqual(renditions.route('docx', 'png')!.map((s) => s.to), ['pdf', 'png'], 'it may end a longer route');
+  assert.equal(renditions.route('docx', 'ico'), undefined, 'but nothing comes after it');
+  assert.equal(renditions.route('pdf', 'webp'), undefined, 'not even when it is the first step');
+  assert.deepEqual(renditions.targets('docx'), ['pdf', 'png']);
+  assert.deepEqual(renditions.targets('png'), ['ico', 'webp']);
+});

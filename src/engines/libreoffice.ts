@@ -98,8 +98,9 @@ function edgesOf(family: Family): ConversionEdge[] {
   return family.reads.flatMap((from) => Object.keys(family.writes).filter((to) => to !== from).map((to) => ({
     from,
     to,
-    // HTML import is the weakest reader: a route through ODT is preferred when there is one.
-    cost: from === 'html' ? COST + 1 : COST,
+    // Writer's HTML import is the weakest reader (it crashed on real-world pages of
+    // ../shared/corpus/html): pandoc's html → odt then LibreOffice is preferred wherever it exists.
+    cost: from === 'html' ? COST + 3 : COST,
     endsRoute: family.renditions?.includes(to) ?? false,
   })));
 }
