@@ -75,10 +75,14 @@ function coldRate(file: string, dir: string): number {
 }
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-bench-'));
+// The engines run as an unprivileged user when this runs as root: they must reach the data dir.
+await fs.chmod(work, 0o711);
+let stopService = () => {};
 try {
   process.stdout.write('making sample documents...\n');
   const samples = await documentSamples();
   const service = await startService(path.join(work, 'data'));
+  stopService = service.stop;
   process.stdout.write(`service up (${service.pool} jobs at once); ${JOBS} conversions per format through it, ${COLD_RUNS} cold soffice runs each\n\n`);
   const rows: string[][] = [['pair', 'service (conv/s)', 'cold soffice (conv/s)', 'ratio']];
   for (const format of ['docx', 'xlsx', 'pptx']) {
@@ -89,10 +93,10 @@ try {
     const cold = coldRate(file, work);
     rows.push([`${format} → pdf`, warm.toFixed(2), cold.toFixed(2), `${(warm / cold).toFixed(1)}x`]);
   }
-  service.stop();
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}\n`);
   process.stdout.write(`\n${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}\n`);
 } finally {
+  stopService();
   await fs.rm(work, { recursive: true, force: true });
 }
