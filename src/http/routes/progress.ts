@@ -1,10 +1,56 @@
 // GET /api/progress/{job_id}: the polling endpoint. It is the hot path of the whole service
 // (every client polls twice a second), so it is one indexed read and nothing else.
+// GET /api/progress/{job_id}/events: the same records as a Server-Sent Events stream, for clients
+// that would rather not poll; it ends after `done` or `error`. The service reads the record four
+// times a second for the stream and sends it only when it changed.
 import type { FastifyInstance } from 'fastify';
 import type { JobService } from '../../jobs/service.ts';
+
+const STREAM_CHECK_MS = 250;
+const KEEP_ALIVE_MS = 15_000;
 
 export function registerProgressRoute(app: FastifyInstance, service: JobService): void {
   app.get<{ Params: { jobId: string } }>('/api/progress/:jobId', async (request) => {
     return service.progress(request.params.jobId);
+  });
+
+  app.get<{ Params: { jobId: string } }>('/api/progress/:jobId/events', async (request, reply) => {
+    const { jobId } = request.params;
+    // Unknown or expired jobs get the contract's JSON error, before any stream starts.
+    let record = await service.progress(jobId);
+    reply.hijack();
+    const response = reply.raw;
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      // Proxies such as nginx buffer responses unless told not to.
+      'x-accel-buffering': 'no',
+    });
+    let open = true;
+    response.on('close', () => { open = false; });
+    const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
+    let sent = JSON.stringify(record);
+    send(record);
+    let quietSince = Date.now();
+    while (open && record.status !== 'done' && record.status !== 'error') {
+      await new Promise((resolve) => setTimeout(resolve, STREAM_CHECK_MS));
+      try {
+        record = await service.progress(jobId);
+      } catch {
+        break; // expired or forgotten meanwhile: the polling endpoint tells why
+      }
+      const text = JSON.stringify(record);
+      if (text !== sent) {
+        sent = text;
+        send(record);
+        quietSince = Date.now();
+      } else if (Date.now() - quietSince > KEEP_ALIVE_MS) {
+        response.write(': keep-alive\n\n');
+        quietSince = Date.now();
+      }
+    }
+    response.end();
+    request.log.info({ method: 'GET', route: '/api/progress/:jobId/events', status: 200 }, 'request');
   });
 }
