@@ -27,6 +27,7 @@ import { JobService } from './jobs/service.ts';
 import { SqliteJobStore } from './jobs/sqlite-store.ts';
 import { Sweeper } from './jobs/sweeper.ts';
 import { JobWorker } from './jobs/worker.ts';
+import { Metrics } from './observability/metrics.ts';
 import { LocalStorage } from './storage/local.ts';
 
 function readConfig(): Config {
@@ -74,15 +75,21 @@ async function main(): Promise<void> {
     new GhostscriptEngine(), new Img2PdfEngine(), new CalibreEngine(),
   ], log);
   const queue = new LocalQueue(config.concurrency);
+  const metrics = new Metrics({
+    queueWaiting: () => queue.waiting(),
+    jobsRunning: () => queue.active(),
+    disk: () => storage.diskSpace(),
+    pools: [{ name: 'libreoffice', stats: () => libreoffice.pool.stats() }],
+  });
   const service = new JobService({ store, queue, storage, engines, config, log });
-  const worker = new JobWorker({ store, storage, engines, config, log });
+  const worker = new JobWorker({ store, storage, engines, config, log, metrics });
   const sweeper = new Sweeper({ store, storage, config, log });
 
   await service.recover();
   queue.start(worker.process);
   sweeper.start();
 
-  const app = await buildApp({ config, service, log });
+  const app = await buildApp({ config, service, log, metrics });
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -112,9 +112,11 @@ export class LibreOfficeEngine implements Engine {
   readonly edges: readonly ConversionEdge[] = FAMILIES.flatMap(edgesOf);
   readonly reportsProgress = false;
   readonly pool: OfficePool;
+  private readonly startMode: 'eager' | 'lazy';
 
   constructor(options: LibreOfficeOptions, log?: Logger) {
     this.pool = new OfficePool({ ...options, log });
+    this.startMode = options.start;
   }
 
   estimateSeconds(inputBytes: number, from: string): number {
@@ -149,6 +151,12 @@ export class LibreOfficeEngine implements Engine {
     const family = FAMILIES.find((f) => f.reads.includes(request.from) && f.writes[request.to]);
     if (!family) throw new Error(`LibreOffice has no filter for ${request.from} → ${request.to}`);
     await this.pool.convert(request.input, request.output, { ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from] }, request.limits.timeoutMs, request.signal);
+  }
+
+  /** Healthy when a process is up, or when processes start on demand (lazy) and none is needed yet. */
+  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
+    const stats = this.pool.stats();
+    return { ok: stats.alive > 0 || this.startMode === 'lazy', detail: { ...stats, start: this.startMode } };
   }
 
   async close(): Promise<void> {

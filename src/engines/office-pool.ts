@@ -219,6 +219,8 @@ interface Slot {
 
 export interface PoolStats {
   readonly size: number;
+  /** Processes running now. */
+  readonly alive: number;
   readonly busy: number;
   readonly waiting: number;
   readonly started: number;
@@ -247,16 +249,12 @@ export class OfficePool {
   stats(): PoolStats {
     return {
       size: this.slots.length,
+      alive: this.slots.filter((s) => s.process?.isAlive).length,
       busy: this.slots.filter((s) => s.busy).length,
       waiting: this.waiters.length,
       started: this.started,
       restarts: this.restarts,
     };
-  }
-
-  /** Process ids of the running helpers (for tests and diagnostics). */
-  processDirs(): string[] {
-    return this.slots.flatMap((s) => (s.process?.isAlive ? [s.process.dir] : []));
   }
 
   /**

@@ -92,6 +92,11 @@ export class EngineRegistry {
     return this.planner.route(from, to);
   }
 
+  /** The health of the engines that keep processes, by engine id. */
+  health(): Record<string, { ok: boolean; detail: Readonly<Record<string, unknown>> }> {
+    return Object.fromEntries(this.engines.flatMap((engine) => (engine.health ? [[engine.id, engine.health()]] : [])));
+  }
+
   async close(): Promise<void> {
     await Promise.allSettled(this.engines.map((e) => e.close?.()));
   }

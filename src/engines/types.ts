@@ -70,4 +70,6 @@ export interface Engine {
   convert(request: ConvertRequest): Promise<void>;
   /** Stops pooled processes; called once at shutdown. */
   close?(): Promise<void>;
+  /** For engines that keep processes (pools): whether they can take work now, for /readyz. */
+  health?(): { readonly ok: boolean; readonly detail: Readonly<Record<string, unknown>> };
 }

@@ -8,11 +8,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
 import type { JobService } from '../jobs/service.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import { sendError } from './errors.ts';
 import { clientKey, RateLimits, rateLimitHeaders } from './rate-limits.ts';
 import { registerCatalogueRoutes } from './routes/catalogue.ts';
 import { registerConvertRoute } from './routes/convert.ts';
 import { registerDownloadRoute } from './routes/download.ts';
+import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerProgressRoute } from './routes/progress.ts';
 
 export interface AppDeps {
@@ -21,6 +23,7 @@ export interface AppDeps {
   readonly log: Logger;
   readonly submitLimits?: RateLimits;
   readonly readLimits?: RateLimits;
+  readonly metrics?: Metrics;
 }
 
 /** Multipart overhead allowed beyond the file itself before a Content-Length is refused unread. */
@@ -90,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const decision = await (isSubmission ? submitLimits : readLimits).consume(key);
     if (decision && (isSubmission || !decision.allowed)) reply.headers(rateLimitHeaders(decision));
     if (decision && !decision.allowed) {
+      deps.metrics?.rateLimited.inc({ kind: isSubmission ? 'submissions' : 'other_requests' });
       const { tightest } = decision;
       throw new ConvertdError('rate_limited',
         `Too many ${isSubmission ? 'submissions' : 'requests'} from this client (${tightest.limit} per ${tightest.windowSeconds} s): wait ${decision.retryAfterSeconds} s, then try again.`,
@@ -107,6 +111,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    if (deps.metrics) {
+      deps.metrics.httpRequests.inc({ route, method: request.method, status: reply.statusCode });
+      if (route === '/api/convert' && reply.statusCode === 200) deps.metrics.bytesIn.inc(Number(request.headers['content-length']) || 0);
+      if (route.startsWith('/api/download') && request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206)) {
+        deps.metrics.bytesOut.inc(Number(reply.getHeader('content-length')) || 0);
+      }
+    }
     request.log.info({
       method: request.method,
       // The pattern, not the URL: download tokens are secrets and stay out of the logs.
@@ -132,5 +144,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerProgressRoute(app, service);
   registerDownloadRoute(app, service);
   registerCatalogueRoutes(app, service, config, { submit: submitLimits, read: readLimits });
+  registerOperationsRoutes(app, service, deps.metrics);
   return app;
 }

@@ -25,6 +25,11 @@ export class LocalQueue implements JobQueue {
     return this.pending.length;
   }
 
+  /** Jobs being handled now (for metrics). */
+  active(): number {
+    return this.running.size;
+  }
+
   position(jobId: string): number | undefined {
     const index = this.pending.indexOf(jobId);
     return index === -1 ? undefined : index + 1;

@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
 import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
+import { sandboxSettings } from '../process/sandbox.ts';
 import type { FileStorage, ResultHandle } from '../storage/types.ts';
 import type { JobQueue, JobRecord, JobStore } from './types.ts';
 
@@ -42,6 +43,14 @@ export interface Download {
   readonly mediaType: string;
   /** The file name offered to the browser: the original name with the target's extension. */
   readonly filename: string;
+}
+
+/** /readyz's answer: each check with what it found; `ready` when every check passed. */
+export interface Readiness {
+  readonly ready: boolean;
+  readonly checks: Record<string, { ok: boolean; [detail: string]: unknown }>;
+  /** Engines whose start-up probe failed: their formats are not offered, the rest works. */
+  readonly engines_unavailable: ReadonlyArray<{ engine: string; reason?: string }>;
 }
 
 export function newJobId(): string {
@@ -89,6 +98,36 @@ export class JobService {
     if (free < MIN_FREE_BYTES + this.deps.config.maxFileBytes) {
       throw new ConvertdError('insufficient_storage', undefined, {}, { 'retry-after': '60' });
     }
+  }
+
+  /**
+   * What /readyz reports. Ready means a submission can be accepted and converted now: the store
+   * takes writes, the disk has room, engines are sandboxed (or explicitly not), and the process
+   * pools have a process up. An engine whose probe failed at start does not make the service
+   * unready (its formats are simply not offered, as /api/formats shows); it is listed.
+   */
+  async readiness(): Promise<Readiness> {
+    const checks: Record<string, { ok: boolean; [detail: string]: unknown }> = {};
+    try {
+      await this.deps.store.checkWritable();
+      checks.store = { ok: true };
+    } catch (error) {
+      checks.store = { ok: false, problem: error instanceof Error ? error.message : String(error) };
+    }
+    const disk = await this.deps.storage.diskSpace().catch(() => undefined);
+    const needed = MIN_FREE_BYTES + this.deps.config.maxFileBytes;
+    checks.disk = disk
+      ? { ok: disk.freeBytes >= needed, free_bytes: disk.freeBytes, total_bytes: disk.totalBytes, needed_bytes: needed }
+      : { ok: false, problem: 'the data directory cannot be inspected' };
+    const sandbox = sandboxSettings();
+    checks.sandbox = { ok: sandbox.mode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandbox.mode };
+    for (const [engine, health] of Object.entries(this.deps.engines.health())) checks[`pool:${engine}`] = { ok: health.ok, ...health.detail };
+    checks.queue = { ok: this.deps.queue.waiting() < this.deps.config.queueLimit, waiting: this.deps.queue.waiting(), limit: this.deps.config.queueLimit };
+    return {
+      ready: Object.values(checks).every((check) => check.ok),
+      checks,
+      engines_unavailable: this.deps.engines.statuses.filter((s) => !s.ok).map((s) => ({ engine: s.engine, reason: s.reason })),
+    };
   }
 
   private retryAfterBusySeconds(): number {

@@ -153,6 +153,12 @@ export class SqliteJobStore implements JobStore {
     return Number(this.run('tombstones').run(purgedBefore).changes);
   }
 
+  async checkWritable(): Promise<void> {
+    // Taking the write lock proves the database file is there and writable, without writing.
+    this.db.exec('BEGIN IMMEDIATE');
+    this.db.exec('ROLLBACK');
+  }
+
   async close(): Promise<void> {
     if (this.db.isOpen) this.db.close();
   }

@@ -51,6 +51,8 @@ export interface JobStore {
   markPurged(id: string, at: number): Promise<void>;
   /** Forgets tombstones purged before the given time; returns how many. */
   deleteTombstones(purgedBefore: number): Promise<number>;
+  /** Rejects unless the store can take a write now (for /readyz). */
+  checkWritable(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,8 @@ export interface JobQueue {
   enqueue(jobId: string): Promise<void>;
   /** Jobs accepted and not yet started. */
   waiting(): number;
+  /** Jobs being converted now. */
+  active(): number;
   /** 1-based place in line of a waiting job, or undefined. */
   position(jobId: string): number | undefined;
   /** Starts running jobs through the handler, at most `concurrency` at once. */

@@ -5,6 +5,7 @@
 // CONVERTD_MAX_ATTEMPTS starts so that one poisonous file cannot crash the service for ever.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Metrics } from '../observability/metrics.ts';
 import type { Config } from '../config.ts';
 import { ConvertdError, isDiskFull, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
 import { runPipeline } from '../engines/pipeline.ts';
@@ -19,6 +20,7 @@ export interface WorkerDeps {
   readonly engines: EngineRegistry;
   readonly config: Config;
   readonly log: Logger;
+  readonly metrics?: Metrics;
 }
 
 /** Free space below which a failed write is put down to a full disk. */
@@ -61,6 +63,8 @@ export class JobWorker {
       return;
     }
     log.info({ event: 'job_running', attempt, source: job.source, target: job.target }, 'job running');
+    if (attempt === 1) this.deps.metrics?.queueWaitSeconds.observe(Math.max(0, Date.now() - job.createdAt) / 1000);
+    let engineIds = 'none';
 
     const started = performance.now();
     const signal = AbortSignal.any([shutdown, AbortSignal.timeout(config.jobTimeoutSeconds * 1000)]);
@@ -68,6 +72,7 @@ export class JobWorker {
     try {
       const route = engines.route(job.source, job.target);
       if (!route) throw new ConvertdError('conversion_failed', `No converter on this server turns ${job.source} into ${job.target} any more.`);
+      engineIds = route.map((s) => s.engine.id).join('+');
       const workDir = await storage.createWorkDir(jobId);
       const input = await storage.fetchInput(jobId, workDir, job.source);
       await giveToEngineUser(workDir);
@@ -96,6 +101,9 @@ export class JobWorker {
       const finishedAt = Date.now();
       await store.markDone(jobId, { token, bytes, finishedAt, expiresAt: finishedAt + lifetimeMs });
       log.info({ event: 'job_done', ms: Math.round(performance.now() - started), bytes, engines: route.map((s) => s.engine.id) }, 'job done');
+      const category = (format: string) => engines.formats.get(format)?.category ?? 'unknown';
+      this.deps.metrics?.jobs.inc({ status: 'done', code: '', engines: engineIds });
+      this.deps.metrics?.conversionSeconds.observe({ engines: engineIds, family: `${category(job.source)}>${category(job.target)}` }, (performance.now() - started) / 1000);
       await storage.deleteInput(jobId);
     } catch (error) {
       if (shutdown.aborted) {
@@ -110,6 +118,7 @@ export class JobWorker {
       if (failure.unexpected) log.error({ err: error }, 'unexpected error in a conversion');
       // Partial outputs go first: on a full disk they hold the space the failure record needs.
       await storage.removeWorkDir(jobId).catch(() => undefined);
+      this.deps.metrics?.jobs.inc({ status: 'error', code: failure.code, engines: engineIds });
       try {
         await this.fail(jobId, failure, lifetimeMs, log);
       } catch (recordError) {

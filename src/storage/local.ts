@@ -152,7 +152,11 @@ export class LocalStorage implements FileStorage {
   }
 
   async freeBytes(): Promise<number> {
+    return (await this.diskSpace()).freeBytes;
+  }
+
+  async diskSpace(): Promise<{ freeBytes: number; totalBytes: number }> {
     const stat = await fs.statfs(this.root);
-    return stat.bavail * stat.bsize;
+    return { freeBytes: stat.bavail * stat.bsize, totalBytes: stat.blocks * stat.bsize };
   }
 }

@@ -29,4 +29,6 @@ export interface FileStorage {
   removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number, resultMaxAgeMs: number): Promise<number>;
   /** Free bytes where uploads land. */
   freeBytes(): Promise<number>;
+  /** Size and free space of the file system that holds the files. */
+  diskSpace(): Promise<{ freeBytes: number; totalBytes: number }>;
 }
