@@ -15,6 +15,7 @@ import { registerCatalogueRoutes } from './routes/catalogue.ts';
 import { registerConvertRoute } from './routes/convert.ts';
 import { registerDownloadRoute } from './routes/download.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
+import { registerOpenApi } from './openapi.ts';
 import { registerProgressRoute } from './routes/progress.ts';
 
 export interface AppDeps {
@@ -140,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return sendError(request, reply, new ConvertdError('not_found'));
   });
 
+  await registerOpenApi(app, '0.1.0');
   registerConvertRoute(app, service, config.maxFileBytes);
   registerProgressRoute(app, service);
   registerDownloadRoute(app, service);

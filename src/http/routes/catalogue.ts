@@ -1,5 +1,6 @@
 // GET /api/formats and GET /api/limits: what the service converts and the limits in force.
 import type { FastifyInstance } from 'fastify';
+import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { Config } from '../../config.ts';
 import type { JobService } from '../../jobs/service.ts';
 import { clientKey, type RateLimits } from '../rate-limits.ts';
@@ -7,9 +8,9 @@ import { clientKey, type RateLimits } from '../rate-limits.ts';
 export function registerCatalogueRoutes(app: FastifyInstance, service: JobService, config: Config, limits: { submit: RateLimits; read: RateLimits }): void {
   // Computed once: the catalogue changes only when the engines do, at start.
   const formats = { formats: service.catalogue };
-  app.get('/api/formats', async () => formats);
+  app.get('/api/formats', { schema: ROUTE_SCHEMAS.formats }, async () => formats);
 
-  app.get('/api/limits', async (request) => {
+  app.get('/api/limits', { schema: ROUTE_SCHEMAS.limits }, async (request) => {
     const key = clientKey(request.ip);
     const [submitStates, readStates] = await Promise.all([limits.submit.peek(key), limits.read.peek(key)]);
     const describe = (appliesTo: string) => (state: { limit: number; windowSeconds: number; remaining: number; resetSeconds: number }) => ({

@@ -4,6 +4,7 @@ import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
+import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import { ConvertdError } from '../../errors.ts';
 import type { JobService } from '../../jobs/service.ts';
@@ -30,7 +31,7 @@ async function saveFile(part: MultipartFile, destination: string, maxBytes: numb
 }
 
 export function registerConvertRoute(app: FastifyInstance, service: JobService, maxFileBytes: number): void {
-  app.post('/api/convert', async (request, reply) => {
+  app.post('/api/convert', { schema: ROUTE_SCHEMAS.convert }, async (request, reply) => {
     if (!request.isMultipart()) {
       throw new ConvertdError('invalid_request', 'The body is not multipart/form-data: send the file as a multipart form with parts "file" and "target".');
     }

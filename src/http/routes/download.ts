@@ -2,6 +2,7 @@
 // script on the service's origin (security.md 12.1), with single byte ranges for resumed downloads.
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance } from 'fastify';
+import { ROUTE_SCHEMAS } from '../schemas.ts';
 import { ConvertdError } from '../../errors.ts';
 import type { JobService } from '../../jobs/service.ts';
 
@@ -30,6 +31,7 @@ export function registerDownloadRoute(app: FastifyInstance, service: JobService)
   app.route<{ Params: { file: string } }>({
     method: ['GET', 'HEAD'],
     url: '/api/download/:file',
+    schema: ROUTE_SCHEMAS.download,
     handler: async (request, reply) => {
       const match = FILE_NAME.exec(request.params.file);
       if (!match) throw new ConvertdError('file_not_found');

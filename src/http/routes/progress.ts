@@ -4,17 +4,18 @@
 // that would rather not poll; it ends after `done` or `error`. The service reads the record four
 // times a second for the stream and sends it only when it changed.
 import type { FastifyInstance } from 'fastify';
+import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { JobService } from '../../jobs/service.ts';
 
 const STREAM_CHECK_MS = 250;
 const KEEP_ALIVE_MS = 15_000;
 
 export function registerProgressRoute(app: FastifyInstance, service: JobService): void {
-  app.get<{ Params: { jobId: string } }>('/api/progress/:jobId', async (request) => {
+  app.get<{ Params: { jobId: string } }>('/api/progress/:jobId', { schema: ROUTE_SCHEMAS.progress }, async (request) => {
     return service.progress(request.params.jobId);
   });
 
-  app.get<{ Params: { jobId: string } }>('/api/progress/:jobId/events', async (request, reply) => {
+  app.get<{ Params: { jobId: string } }>('/api/progress/:jobId/events', { schema: ROUTE_SCHEMAS.progressEvents }, async (request, reply) => {
     const { jobId } = request.params;
     // Unknown or expired jobs get the contract's JSON error, before any stream starts.
     let record = await service.progress(jobId);

@@ -1,0 +1,118 @@
+// The OpenAPI document at /api/openapi.json against the service's real answers: every operation is
+// called, every status it answered must be documented for it, and every JSON body must validate
+// against the documented schema (Ajv, JSON Schema 2020-12, as OpenAPI 3.1 uses). So the document
+// cannot drift from what the routes do. Also: the reference page at /docs is served offline.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { submit, submitOk, waitForJob } from './helpers/client.ts';
+import { sampleImage } from './helpers/fixtures.ts';
+import { startServer, type RunningServer } from './helpers/server.ts';
+
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+  components: { schemas: Record<string, { properties?: Record<string, { properties?: Record<string, { enum?: string[] }> }> }> };
+}
+
+let server: RunningServer;
+let doc: OpenApiDocument;
+const DOC_ID = 'https://convertd.invalid/openapi.json';
+
+before(async () => {
+  server = await startServer({ CONVERTD_RATE_LIMITS: '2/minute', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_LIBREOFFICE_START: 'lazy', CONVERTD_LIBREOFFICE_POOL: '1' });
+  const response = await fetch(`${server.url}/api/openapi.json`);
+  assert.equal(response.status, 200);
+  doc = await response.json() as OpenApiDocument;
+});
+after(async () => {
+  await server?.stop();
+});
+
+/** A JSON pointer fragment to a place in the document. */
+function pointer(...segments: string[]): string {
+  return `${DOC_ID}#${segments.map((s) => `/${encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))}`).join('')}`;
+}
+
+test('the document is OpenAPI 3.1, names every endpoint, and lists every error code of the contract', () => {
+  assert.equal(doc.openapi, '3.1.0');
+  for (const path of ['/api/convert', '/api/progress/{jobId}', '/api/progress/{jobId}/events', '/api/download/{file}', '/api/formats', '/api/limits', '/healthz', '/readyz', '/metrics']) {
+    assert.ok(doc.paths[path], `${path} is documented`);
+  }
+  const codes = doc.components.schemas.Error!.properties!.error!.properties!.code!.enum!;
+  for (const code of ['invalid_request', 'missing_file', 'missing_target', 'job_not_found', 'file_not_found', 'not_found', 'method_not_allowed', 'expired',
+    'file_too_large', 'unsupported_format', 'range_not_satisfiable', 'unsupported_target', 'rate_limited', 'busy', 'unavailable', 'insufficient_storage', 'internal_error']) {
+    assert.ok(codes.includes(code), `${code} is in the Error schema`);
+  }
+  const jobCodes = (doc.components.schemas.ProgressRecord!.properties!.error as { properties: { code: { enum: string[] } } }).properties.code.enum;
+  for (const code of ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large', 'interrupted', 'encrypted_input']) assert.ok(jobCodes.includes(code));
+});
+
+test('real answers of every operation match the document', { timeout: 120_000 }, async () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  ajv.addSchema({ ...doc, $id: DOC_ID } as object);
+  const exercised = new Set<string>();
+  const check = async (method: string, path: string, response: Response) => {
+    const operation = doc.paths[path]?.[method.toLowerCase()];
+    assert.ok(operation, `${method} ${path} is documented`);
+    const documented = operation.responses[String(response.status)];
+    assert.ok(documented, `${method} ${path} answered ${response.status}, which the document does not list`);
+    exercised.add(`${method} ${path}`);
+    const type = (response.headers.get('content-type') ?? '').split(';')[0]!;
+    if (type !== 'application/json') {
+      await response.arrayBuffer();
+      return;
+    }
+    assert.ok(documented.content?.['application/json'], `${method} ${path} ${response.status} answered JSON, documented as ${Object.keys(documented.content ?? {}).join(', ')}`);
+    const body: unknown = await response.json();
+    const valid = ajv.validate({ $ref: pointer('paths', path, method.toLowerCase(), 'responses', String(response.status), 'content', 'application/json', 'schema') }, body);
+    assert.ok(valid, `${method} ${path} ${response.status}: ${ajv.errorsText()} in ${JSON.stringify(body).slice(0, 300)}`);
+  };
+
+  const png = await sampleImage('png');
+  await check('POST', '/api/convert', await submit(server.url, png, 'a.png', 'webp').then((r) => r.clone()));
+  const jobId = await submitOk(server.url, png, 'b.png', 'jpg');
+  await check('POST', '/api/convert', await submit(server.url, png, 'c.png', 'jpg')); // 429: the limit is 2 a minute
+  const { final } = await waitForJob(server.url, jobId);
+  await check('GET', '/api/progress/{jobId}', await fetch(`${server.url}/api/progress/${jobId}`));
+  await check('GET', '/api/progress/{jobId}', await fetch(`${server.url}/api/progress/nosuchjobnosuchjobnosuch`));
+  await check('GET', '/api/progress/{jobId}/events', await fetch(`${server.url}/api/progress/${jobId}/events`));
+  await check('GET', '/api/progress/{jobId}/events', await fetch(`${server.url}/api/progress/nosuchjobnosuchjobnosuch/events`));
+  await check('GET', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`));
+  await check('HEAD', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { method: 'HEAD' }));
+  await check('GET', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { headers: { range: 'bytes=0-9' } }));
+  await check('GET', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { headers: { range: 'bytes=99999999-' } }));
+  await check('GET', '/api/download/{file}', await fetch(`${server.url}/api/download/nosuchtokennosuchtokennosuchtoken.jpg`));
+  await check('GET', '/api/formats', await fetch(`${server.url}/api/formats`));
+  await check('GET', '/api/limits', await fetch(`${server.url}/api/limits`));
+  await check('GET', '/healthz', await fetch(`${server.url}/healthz`));
+  await check('GET', '/readyz', await fetch(`${server.url}/readyz`));
+  await check('GET', '/metrics', await fetch(`${server.url}/metrics`));
+
+  // A fresh server for the submission errors (the limit above is spent).
+  const errors = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_FILE_BYTES: '1000', CONVERTD_LIBREOFFICE_START: 'lazy', CONVERTD_LIBREOFFICE_POOL: '1' });
+  try {
+    const post = (body: string, headers: Record<string, string> = {}) => fetch(`${errors.url}/api/convert`, { method: 'POST', body, headers });
+    await check('POST', '/api/convert', await post('not a form', { 'content-type': 'text/plain' }));
+    await check('POST', '/api/convert', await submit(errors.url, png, 'big.png', 'webp'));
+    await check('POST', '/api/convert', await submit(errors.url, Buffer.from('words'), 'a.png', 'webp'));
+    await check('POST', '/api/convert', await submit(errors.url, png.subarray(0, 900), 'a.png', 'mp3'));
+  } finally {
+    await errors.stop();
+  }
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const method of Object.keys(methods)) assert.ok(exercised.has(`${method.toUpperCase()} ${path}`), `${method.toUpperCase()} ${path} was never called`);
+  }
+});
+
+test('the reference page at /docs is served by the service itself, with a CSP', async () => {
+  const page = await fetch(`${server.url}/docs/`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-security-policy') ?? '', /default-src/);
+  const html = await page.text();
+  for (const src of [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)) {
+    assert.ok(!/^https?:/.test(src), `the page loads ${src} from elsewhere`);
+    const asset = await fetch(new URL(src, `${server.url}/docs/`));
+    assert.equal(asset.status, 200, `${src} is served`);
+  }
+});
