@@ -31,13 +31,21 @@ const child = spawn(bin('node'), ['--test', '--test-reporter=spec', '--test-conc
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, CONVERTD_TEST: '1' },
 });
-let tail = '';
+// The runner's summary lines ("ℹ tests 706"), remembered as they stream past: the details of
+// failures follow them, so they are not at the end of the output.
+const summary = new Map();
+let pending = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
-  tail = (tail + chunk.toString('utf8')).slice(-4000);
+  const lines = (pending + chunk.toString('utf8')).split('\n');
+  pending = lines.pop() ?? '';
+  for (const line of lines) {
+    const match = /^ℹ (\w+) (\d+)$/.exec(line.trim());
+    if (match) summary.set(match[1], Number(match[2]));
+  }
 });
 child.on('close', (code) => {
-  const count = (label) => Number(new RegExp(`ℹ ${label} (\\d+)`).exec(tail)?.[1] ?? 0);
+  const count = (label) => summary.get(label) ?? 0;
   const tests = count('tests');
   const passed = count('pass');
   const failed = count('fail');

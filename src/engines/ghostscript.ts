@@ -12,6 +12,12 @@ import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const GS = '/usr/bin/gs';
 const GS_SHARE = '/usr/share/ghostscript';
+/**
+ * Debian's font maps (generated under /var/lib/ghostscript, configured in /etc/ghostscript).
+ * Without them gs cannot keep a PDF's CID TrueType fonts: it rewrites them as Type 1C fonts with
+ * no Unicode mapping, and the PDF/A's text can no longer be searched or copied.
+ */
+const GS_CONFIG = ['/etc/ghostscript', '/var/lib/ghostscript'];
 
 /**
  * PDF/A needs an output intent with an embedded ICC profile, which pdfwrite adds only when told
@@ -70,7 +76,7 @@ export class GhostscriptEngine implements Engine {
       '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET',
       '-sDEVICE=pdfwrite', '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB',
       `-dLastPage=${info.pages}`, `-sOutputFile=${path.basename(output)}`, `./${path.basename(prologue)}`, `./${path.basename(input)}`,
-    ], { cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
+    ], { cwd: workDir, readOnly: GS_CONFIG, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
     await fs.rm(prologue, { force: true });
     if (/Failed to open the supplied ICCProfile/.test(result.stderr)) {
       throw new ConvertdError('conversion_failed', 'Ghostscript could not embed the colour profile PDF/A requires.');
