@@ -253,10 +253,12 @@ test('structured logs: one JSON line per request and per job transition, never a
   const token = record.download_url!.split('/').pop()!.split('.')[0]!;
   await new Promise((resolve) => setTimeout(resolve, 100));
   const entries = server.logs.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
-  const events = entries.filter((e) => e.job_id === jobId).map((e) => e.event);
+  const events = entries.filter((e) => e.job_id === jobId && e.event).map((e) => e.event);
   assert.deepEqual(events, ['job_queued', 'job_running', 'job_done']);
   const requests = entries.filter((e) => e.msg === 'request');
-  assert.ok(requests.some((e) => e.route === '/api/convert' && e.status === 200 && typeof e.ms === 'number'));
+  assert.ok(requests.every((e) => typeof e.reqId === 'string'), 'every request line has its request id');
+  assert.ok(requests.some((e) => e.route === '/api/convert' && e.status === 200 && typeof e.ms === 'number' && e.job_id === jobId),
+    'the submission\'s line names the job it created');
   assert.ok(requests.some((e) => e.route === '/api/download/:file' && e.status === 200));
   assert.ok(!server.logs.some((line) => line.includes(token)), 'a download token reached the logs');
 });

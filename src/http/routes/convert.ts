@@ -56,6 +56,8 @@ export function registerConvertRoute(app: FastifyInstance, service: JobService, 
       if (!upload || upload.bytes === 0) throw new ConvertdError('missing_file');
       if (!target) throw new ConvertdError('missing_target');
       const jobId = await service.submit({ uploadPath: upload.path, bytes: upload.bytes, filename: upload.filename, target });
+      // The request's log line then names the job it created, beside its request id.
+      request.log = request.log.child({ job_id: jobId });
       return reply.send({ ok: true, job_id: jobId });
     } catch (error) {
       if (uploadPath) await fs.rm(uploadPath, { force: true });
