@@ -42,6 +42,7 @@ const TEST_PACKAGES = [
   'python3-pil', // Pillow: an image decoder independent of the engines
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library
+  'chromium', // the web page's end-to-end tests (driven by playwright-core)
 ];
 
 function say(message) {

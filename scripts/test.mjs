@@ -21,6 +21,7 @@ function step(title, command, args) {
 
 if (only.length === 0) {
   step('type check (tsc --noEmit, strict)', bin('tsc'), ['--noEmit', '-p', '.']);
+  step('type check of the web page (DOM types)', bin('tsc'), ['--noEmit', '-p', 'src/web/page']);
   step('lint (eslint)', bin('eslint'), ['.']);
 }
 

@@ -16,6 +16,7 @@ import { registerConvertRoute } from './routes/convert.ts';
 import { registerDownloadRoute } from './routes/download.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerOpenApi } from './openapi.ts';
+import { registerWebRoutes } from './routes/web.ts';
 import { registerProgressRoute } from './routes/progress.ts';
 
 export interface AppDeps {
@@ -147,5 +148,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDownloadRoute(app, service);
   registerCatalogueRoutes(app, service, config, { submit: submitLimits, read: readLimits });
   registerOperationsRoutes(app, service, deps.metrics);
+  await registerWebRoutes(app);
   return app;
 }
