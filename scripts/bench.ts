@@ -1,102 +1,258 @@
-// npm run bench: office conversions per second through the service (warm LibreOffice pool), beside
-// `soffice --convert-to pdf` started cold for each file, on the same files and machine. Not a
-// test: numbers depend on the machine; the ratio is the point (the pool should be several times
-// faster than the cold command line).
-//
-//   node scripts/bench.ts [--jobs 24] [--cold 4]
-import { execFileSync, spawn } from 'node:child_process';
+// npm run bench [-- --quick]: the benchmark suite. Starts its own service (the README's
+// configuration, rate limits off), measures, prints tables and writes BENCHMARKS.md:
+//   1. overhead: the service end to end (submit → done → downloaded; polling every 0.5 s as the
+//      spec's client does, and with the event stream) against the bare engine on the same file;
+//   2. engine choice: the engine the service uses for a pair against the alternatives installed;
+//   3. throughput at concurrency 1, 2, 4 (8 in the full run) for a mixed workload, with the
+//      latency of /api/progress measured by autocannon meanwhile, and idle;
+//   4. uploads: 1, 20 and 50 concurrent 25 MB uploads, throughput and the server's peak RSS;
+//   5. start-up: to listening, and to the first LibreOffice conversion.
+// Every figure is the median of several runs, with the spread (min-max). Not a test: nothing here
+// is asserted; `npm test` never times anything.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { documentSamples } from '../test/helpers/documents.ts';
+import autocannon from 'autocannon';
+import sharp from 'sharp';
+import { ConvertdClient } from '../src/client/convertd-client.ts';
+import { documentSamples, TEXT_SAMPLES } from '../test/helpers/documents.ts';
+import { noisePng, sampleImage } from '../test/helpers/fixtures.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '24' }, cold: { type: 'string', default: '4' } } });
-const JOBS = Number(values.jobs);
-const COLD_RUNS = Number(values.cold);
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') } } });
+const QUICK = values.quick;
+const RUNS = QUICK ? 3 : 5;
+const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
 
-async function startService(dataDir: string): Promise<{ url: string; stop: () => void; pool: number }> {
+interface Service { url: string; child: ChildProcess; startedMs: number; stop(): Promise<void> }
+
+async function startService(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
+  const begin = performance.now();
   const child = spawn(process.execPath, [path.join(ROOT, 'src', 'main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', CONVERTD_DATA_DIR: dataDir, CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off' },
+    env: { ...process.env, PORT: '0', CONVERTD_DATA_DIR: dataDir, CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  return new Promise((resolve, reject) => {
+  const exited = new Promise<void>((resolve) => child.once('exit', (code, signal) => {
+    if (code !== 0) process.stderr.write(`service exited with ${code ?? signal}\n`);
+    resolve();
+  }));
+  const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
-      for (const line of buffer.split('\n')) {
-        const entry = /"event":"listening"/.test(line) ? JSON.parse(line) as { port: number; concurrency: number } : undefined;
-        if (entry) resolve({ url: `http://127.0.0.1:${entry.port}`, stop: () => child.kill('SIGTERM'), pool: entry.concurrency });
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.includes('"event":"listening"')) resolve((JSON.parse(line) as { port: number }).port);
+        // Warnings and errors of the service are worth seeing beside the figures.
+        else if (/"level":(40|50|60)/.test(line)) process.stderr.write(`service: ${line}\n`);
       }
-      buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
     });
-    child.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
+    void exited.then(() => reject(new Error('the service exited before listening')));
   });
+  return { url: `http://127.0.0.1:${port}`, child, startedMs: performance.now() - begin, stop: async () => { child.kill('SIGTERM'); await exited; } };
 }
 
-async function convertOnce(url: string, data: Buffer, name: string): Promise<void> {
-  const form = new FormData();
-  form.append('file', new Blob([data]), name);
-  form.append('target', 'pdf');
-  const { job_id: jobId } = await (await fetch(`${url}/api/convert`, { method: 'POST', body: form })).json() as { job_id: string };
-  for (;;) {
-    const record = await (await fetch(`${url}/api/progress/${jobId}`)).json() as { status: string; download_url?: string; error?: unknown };
-    if (record.status === 'error') throw new Error(`${name}: ${JSON.stringify(record.error)}`);
-    if (record.status === 'done') {
-      await (await fetch(`${url}${record.download_url}`)).arrayBuffer();
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+interface Stat { median: number; min: number; max: number }
+function stat(samples: number[]): Stat {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted.at(-1)! };
+}
+const fmt = (s: Stat, digits = 0) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})`;
+
+async function repeat(runs: number, measure: () => Promise<number>): Promise<Stat> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await measure());
+  return stat(samples);
 }
 
-/** Conversions per second with `parallel` clients, each converting in turn until JOBS are done. */
-async function serviceRate(url: string, data: Buffer, name: string, parallel: number): Promise<number> {
-  let started = 0;
+async function timed(work: () => Promise<unknown> | unknown): Promise<number> {
   const begin = performance.now();
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (started < JOBS) {
-      started++;
-      await convertOnce(url, data, name);
-    }
-  }));
-  return JOBS / ((performance.now() - begin) / 1000);
+  await work();
+  return performance.now() - begin;
 }
 
-function coldRate(file: string, dir: string): number {
-  const begin = performance.now();
-  for (let i = 0; i < COLD_RUNS; i++) {
-    // A fresh profile each time, as a per-file converter starts (shared/stack.md measured the same).
-    execFileSync('soffice', [`-env:UserInstallation=file://${dir}/profile-${i}`, '--headless', '--convert-to', 'pdf', '--outdir', dir, file], { stdio: 'ignore' });
-  }
-  return COLD_RUNS / ((performance.now() - begin) / 1000);
+function run(program: string, args: string[], cwd: string): void {
+  execFileSync(program, args, { cwd, env: toolEnv, stdio: 'ignore' });
+}
+
+/** Peak resident memory of a process while `work` runs, in MiB, sampled every 20 ms. */
+async function peakRss(pid: number, work: () => Promise<unknown>): Promise<{ baseline: number; peak: number }> {
+  const rss = async () => Number(/VmRSS:\s+(\d+)/.exec(await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? 0) / 1024;
+  const baseline = await rss();
+  let peak = baseline;
+  let running = true;
+  const sampler = (async () => {
+    while (running) {
+      peak = Math.max(peak, await rss());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  await work();
+  running = false;
+  await sampler;
+  return { baseline, peak };
+}
+
+const sections: string[] = [];
+const CHANGES_HEADING = '## Changes made from these numbers';
+function table(title: string, intro: string, header: string[], rows: string[][]): void {
+  const widths = header.map((_, i) => Math.max(header[i]!.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const text = [`## ${title}`, '', intro, '', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line), ''].join('\n');
+  process.stdout.write(`\n${text}\n`);
+  sections.push(text);
 }
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-bench-'));
-// The engines run as an unprivileged user when this runs as root: they must reach the data dir.
-await fs.chmod(work, 0o711);
-let stopService = () => {};
+await fs.chmod(work, 0o711); // the engines run as an unprivileged user when this runs as root
+const services: Service[] = [];
 try {
-  process.stdout.write('making sample documents...\n');
-  const samples = await documentSamples();
-  const service = await startService(path.join(work, 'data'));
-  stopService = service.stop;
-  process.stdout.write(`service up (${service.pool} jobs at once); ${JOBS} conversions per format through it, ${COLD_RUNS} cold soffice runs each\n\n`);
-  const rows: string[][] = [['pair', 'service (conv/s)', 'cold soffice (conv/s)', 'ratio']];
-  for (const format of ['docx', 'xlsx', 'pptx']) {
-    const file = path.join(work, `sample.${format}`);
-    await fs.writeFile(file, samples[format]!);
-    await convertOnce(service.url, samples[format]!, `warmup.${format}`);
-    const warm = await serviceRate(service.url, samples[format]!, `sample.${format}`, service.pool);
-    const cold = coldRate(file, work);
-    rows.push([`${format} → pdf`, warm.toFixed(2), cold.toFixed(2), `${(warm / cold).toFixed(1)}x`]);
+  process.stdout.write(`making samples in ${work}...\n`);
+  const docs = await documentSamples();
+  const largeMd = Array.from({ length: 400 }, (_, i) => `## Section ${i}\n\n${'Some *markup* text with a [link](https://example.org). '.repeat(20)}\n`).join('\n');
+  const largeCsv = `id,name,value\n${Array.from({ length: 200_000 }, (_, i) => `${i},row ${i},${i * 3.5}`).join('\n')}\n`;
+  // A 12-megapixel photo-like JPEG (smoothed noise): what a phone camera uploads.
+  const photo = await sharp(await noisePng(400, 300)).resize(4000, 3000, { kernel: 'cubic' }).jpeg({ quality: 90 }).toBuffer();
+  const files: Record<string, Buffer> = {
+    'small.png': await sampleImage('png'), 'large.jpg': photo,
+    'small.docx': docs.docx!, 'small.md': Buffer.from(TEXT_SAMPLES.md!), 'large.md': Buffer.from(largeMd),
+    'small.csv': Buffer.from('a,b\n1,2\n3,4\n'), 'large.csv': Buffer.from(largeCsv),
+  };
+  run('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=3', 'small.wav'], work);
+  run('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=120', 'large.wav'], work);
+  run('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=2', '-pix_fmt', 'yuv420p', 'small.mp4'], work);
+  run('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1280x720:rate=25:duration=20', '-pix_fmt', 'yuv420p', 'large.mp4'], work);
+  await fs.writeFile(path.join(work, 'large.md'), largeMd);
+  run('pandoc', ['--from', 'markdown', '--to', 'docx', '-o', 'large.docx', 'large.md'], work);
+  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx']) files[name] = await fs.readFile(path.join(work, name));
+  for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
+
+  // 5. Start-up (measured first, on a fresh data directory).
+  const startups: number[] = [];
+  const firstOffice: number[] = [];
+  for (let i = 0; i < (QUICK ? 2 : 3); i++) {
+    const service = await startService(path.join(work, `startup-${i}`));
+    startups.push(service.startedMs);
+    const begin = performance.now();
+    await new ConvertdClient(service.url).convert(new Blob([files['small.docx']!]), 'first.docx', 'pdf');
+    firstOffice.push(service.startedMs + performance.now() - begin);
+    await service.stop();
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const row of rows) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}\n`);
-  process.stdout.write(`\n${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}\n`);
+  const service = await startService(path.join(work, 'data'));
+  services.push(service);
+  const client = new ConvertdClient(service.url);
+  const convertVia = (events: boolean, name: string, target: string) => () => timed(() => client.convert(new Blob([files[name]!]), name, target, { events, pollIntervalMs: 500 }));
+
+  // 1. Overhead.
+  const out = (name: string) => path.join(work, `bare-${name}`);
+  const cases: Array<{ family: string; name: string; target: string; bareLabel: string; bare: () => Promise<unknown> | unknown }> = [
+    { family: 'image', name: 'small.png', target: 'webp', bareLabel: 'sharp in-process', bare: () => sharp(files['small.png']).webp().toBuffer() },
+    { family: 'image', name: 'large.jpg', target: 'webp', bareLabel: 'sharp in-process', bare: () => sharp(files['large.jpg']).webp().toBuffer() },
+    { family: 'document', name: 'small.docx', target: 'pdf', bareLabel: 'soffice --convert-to (cold)', bare: () => run('soffice', [`-env:UserInstallation=file://${work}/lo-profile`, '--headless', '--convert-to', 'pdf', '--outdir', out('doc'), 'small.docx'], work) },
+    { family: 'document', name: 'large.docx', target: 'pdf', bareLabel: 'soffice --convert-to (cold)', bare: () => run('soffice', [`-env:UserInstallation=file://${work}/lo-profile`, '--headless', '--convert-to', 'pdf', '--outdir', out('doc'), 'large.docx'], work) },
+    { family: 'audio', name: 'small.wav', target: 'mp3', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.wav', out('a.mp3')], work) },
+    { family: 'audio', name: 'large.wav', target: 'mp3', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', out('b.mp3')], work) },
+    { family: 'video', name: 'small.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.mp4', '-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '4', '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('a.webm')], work) },
+    { family: 'video', name: 'large.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.mp4', '-c:v', 'libvpx-vp9', '-deadline', 'good', '-cpu-used', '4', '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('b.webm')], work) },
+    { family: 'markup', name: 'small.md', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '-o', out('a.html'), 'small.md'], work) },
+    { family: 'markup', name: 'large.md', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '-o', out('b.html'), 'large.md'], work) },
+    { family: 'data', name: 'small.csv', target: 'json', bareLabel: 'python3 csv → json', bare: () => run('/usr/bin/python3', ['-c', 'import csv,json,sys; json.dump(list(csv.DictReader(open(sys.argv[1]))), open(sys.argv[2],"w"))', 'small.csv', out('a.json')], work) },
+    { family: 'data', name: 'large.csv', target: 'json', bareLabel: 'python3 csv → json', bare: () => run('/usr/bin/python3', ['-c', 'import csv,json,sys; json.dump(list(csv.DictReader(open(sys.argv[1]))), open(sys.argv[2],"w"))', 'large.csv', out('b.json')], work) },
+  ];
+  await fs.mkdir(out('doc'), { recursive: true });
+  const overheadRows: string[][] = [];
+  for (const c of cases) {
+    await convertVia(true, c.name, c.target)(); // warm-up
+    const polling = await repeat(RUNS, convertVia(false, c.name, c.target));
+    const stream = await repeat(RUNS, convertVia(true, c.name, c.target));
+    const bare = await repeat(RUNS, () => timed(c.bare));
+    overheadRows.push([c.family, `${c.name} → ${c.target} (${(files[c.name]!.length / 1024).toFixed(0)} KB)`, fmt(polling), fmt(stream), `${c.bareLabel}: ${fmt(bare)}`,
+      `${(stream.median - bare.median).toFixed(0)} ms / ${(stream.median / bare.median).toFixed(2)}x`]);
+  }
+  table('1. Overhead', 'Milliseconds, median (min-max). "service" is submit → done → downloaded through HTTP: polling every 0.5 s as the spec\'s client does, or following the event stream. The last column is the stream figure against the bare engine: extra milliseconds and ratio (below 1: the service is faster, as with the warm LibreOffice pool against a cold `soffice`).',
+    ['family', 'conversion', 'service, polling', 'service, stream', 'bare engine', 'overhead'], overheadRows);
+
+  // 2. Engine choice.
+  await fs.writeFile(path.join(work, 'choice.jpg'), files['large.jpg']!);
+  const choiceRows: string[][] = [];
+  const sharpMs = await repeat(RUNS, () => timed(() => sharp(files['large.jpg']).png().toBuffer()));
+  const vipsMs = await repeat(RUNS, () => timed(() => run('vips', ['copy', 'choice.jpg', 'choice-vips.png'], work)));
+  const magickMs = await repeat(RUNS, () => timed(() => run('/usr/bin/convert', ['choice.jpg', 'choice-im.png'], work)));
+  choiceRows.push(['jpg → png, 4000x3000', 'sharp', fmt(sharpMs), `vips CLI ${fmt(vipsMs)}; ImageMagick ${fmt(magickMs)}`]);
+  const warmDoc = await repeat(RUNS, convertVia(true, 'small.docx', 'pdf'));
+  const coldDoc = await repeat(Math.min(RUNS, 3), () => timed(cases[2]!.bare));
+  choiceRows.push(['docx → pdf (small)', 'LibreOffice, warm pool (through the service)', fmt(warmDoc), `soffice --convert-to, cold ${fmt(coldDoc)}`]);
+  const pandocDocx = await repeat(RUNS, convertVia(true, 'small.md', 'docx'));
+  const pandocPdf = await repeat(RUNS, convertVia(true, 'small.md', 'pdf'));
+  choiceRows.push(['md → docx', 'pandoc (through the service)', fmt(pandocDocx), 'LibreOffice does not read Markdown'], ['md → pdf', 'pandoc → odt, then warm LibreOffice (through the service)', fmt(pandocPdf), 'no single engine here does the pair']);
+  table('2. Engine choice', 'Milliseconds, median (min-max), the engine the route planner picks against the alternatives installed here.', ['pair', 'used', 'time', 'alternatives'], choiceRows);
+
+  // 3. Throughput and progress latency.
+  const idleJob = await client.submit(new Blob([files['small.png']!]), 'idle.png', 'webp');
+  await client.wait(idleJob);
+  const latency = async (seconds: number) => {
+    const result = await autocannon({ url: `${service.url}/api/progress/${idleJob}`, connections: 10, duration: seconds });
+    return { rps: result.requests.average, p50: result.latency.p50, p97: result.latency.p97_5, p99: result.latency.p99 };
+  };
+  const idle = await latency(QUICK ? 3 : 10);
+  const mix = ['small.png:webp', 'small.md:html', 'small.docx:pdf', 'small.csv:json'];
+  const throughputRows: string[][] = [[`idle`, '-', `${idle.rps.toFixed(0)}`, `${idle.p50} / ${idle.p97} / ${idle.p99}`]];
+  for (const concurrency of QUICK ? [1, 2, 4] : [1, 2, 4, 8]) {
+    const seconds = QUICK ? 6 : 15;
+    let done = 0;
+    const deadline = performance.now() + seconds * 1000;
+    const workers = Array.from({ length: concurrency }, async (_, w) => {
+      for (let i = w; performance.now() < deadline; i++) {
+        const [name, target] = mix[i % mix.length]!.split(':') as [string, string];
+        await client.convert(new Blob([files[name]!]), name, target);
+        done++;
+      }
+    });
+    const [progress] = await Promise.all([latency(seconds - 1), ...workers]);
+    throughputRows.push([String(concurrency), (done / seconds).toFixed(1), progress.rps.toFixed(0), `${progress.p50} / ${progress.p97} / ${progress.p99}`]);
+  }
+  table('3. Throughput', `A mixed workload (${mix.join(', ')}) with N clients converting in turn (each following the event stream), while autocannon polls one job's /api/progress with 10 connections. Latency in ms.`,
+    ['clients', 'conversions/s', 'progress requests/s', 'progress p50 / p97.5 / p99'], throughputRows);
+
+  // 4. Uploads.
+  const upload = Buffer.alloc(25 * 1024 * 1024, 7);
+  const uploadRows: string[][] = [];
+  for (const parallel of [1, 20, 50]) {
+    let ms = 0;
+    const memory = await peakRss(service.child.pid!, async () => {
+      ms = await timed(() => Promise.all(Array.from({ length: parallel }, async () => {
+        const form = new FormData();
+        form.append('file', new Blob([upload]), 'blob.bin'); // refused (415) once read: the upload itself is what is measured
+        form.append('target', 'zip');
+        await (await fetch(`${service.url}/api/convert`, { method: 'POST', body: form })).arrayBuffer();
+      })));
+    });
+    const megabytes = (parallel * upload.length) / 1024 / 1024;
+    uploadRows.push([String(parallel), (megabytes / (ms / 1000)).toFixed(0), `${memory.baseline.toFixed(0)} → ${memory.peak.toFixed(0)} (+${(memory.peak - memory.baseline).toFixed(0)})`]);
+  }
+  table('4. Uploads', 'Concurrent 25 MB uploads streamed to disk (each then refused as an unknown format, so only the upload is measured).', ['uploads at once', 'MB/s', 'server RSS MiB, before → peak'], uploadRows);
+
+  table('5. Start-up', 'Milliseconds from spawning `node src/main.ts` (fresh data directory): to listening (every engine probed, the LibreOffice pool warm), and to the first docx → pdf downloaded.',
+    ['to listening', 'to the first office conversion'], [[fmt(stat(startups)), fmt(stat(firstOffice))]]);
+
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const machine = `${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
+  const header = [
+    '# Benchmarks', '',
+    `Written by \`npm run bench${QUICK ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: ${machine}.`,
+    `Each figure is the median of ${RUNS} runs with the spread (min-max). Figures depend on the machine; the ratios to the baselines measured in the same run are what carries over.`,
+    '',
+  ].join('\n');
+  // The hand-written record of changes made from these numbers survives each rewrite.
+  const previous = await fs.readFile(values.out, 'utf8').catch(() => '');
+  const changes = previous.indexOf(CHANGES_HEADING) >= 0 ? previous.slice(previous.indexOf(CHANGES_HEADING)) : '';
+  await fs.writeFile(values.out, `${header}\n${sections.join('\n')}${changes ? `\n${changes}` : ''}`);
+  process.stdout.write(`\nwritten to ${values.out}\n`);
 } finally {
-  stopService();
+  await Promise.all(services.map((s) => s.stop()));
   await fs.rm(work, { recursive: true, force: true });
 }

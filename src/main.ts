@@ -23,6 +23,7 @@ import { VipsCliEngine } from './engines/vips.ts';
 import { buildApp } from './http/app.ts';
 import { configureSandbox } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
+import { JobChanges } from './jobs/changes.ts';
 import { JobService } from './jobs/service.ts';
 import { SqliteJobStore } from './jobs/sqlite-store.ts';
 import { Sweeper } from './jobs/sweeper.ts';
@@ -81,8 +82,9 @@ async function main(): Promise<void> {
     disk: () => storage.diskSpace(),
     pools: [{ name: 'libreoffice', stats: () => libreoffice.pool.stats() }],
   });
-  const service = new JobService({ store, queue, storage, engines, config, log });
-  const worker = new JobWorker({ store, storage, engines, config, log, metrics });
+  const changes = new JobChanges();
+  const service = new JobService({ store, queue, storage, engines, config, log, changes });
+  const worker = new JobWorker({ store, storage, engines, config, log, metrics, changes });
   const sweeper = new Sweeper({ store, storage, config, log });
 
   await service.recover();

@@ -262,6 +262,9 @@ export class ConvertdClient {
       try {
         return await attempt();
       } catch (error) {
+        // A connection the service closed as the request went out (a reused keep-alive socket
+        // timing out at that very moment): the request never arrived, so it is sent once more.
+        if (error instanceof ConvertdApiError && error.code === 'network_error' && /EPIPE|ECONNRESET|other side closed/.test(error.message) && tries === 0) continue;
         const retryable = error instanceof ConvertdApiError && (error.status === 429 || error.status === 503);
         if (!retryable || tries >= retries) throw error;
         const seconds = error.retryAfterSeconds ?? 2 ** tries;
@@ -277,7 +280,9 @@ export class ConvertdClient {
       response = await this.fetcher(`${this.baseUrl}${path}`, init);
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
-      throw new ConvertdApiError('network_error', `The service at ${this.baseUrl || 'this origin'} did not answer (${error instanceof Error ? error.message : String(error)}).`);
+      // fetch says only "fetch failed"; the reason (refused, reset, ...) is in its cause.
+      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+      throw new ConvertdApiError('network_error', `The service at ${this.baseUrl || 'this origin'} did not answer (${error instanceof Error ? error.message : String(error)}${cause}).`);
     }
     if (response.ok) return response;
     const text = await response.text();

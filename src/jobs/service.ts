@@ -11,6 +11,7 @@ import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
 import { sandboxSettings } from '../process/sandbox.ts';
 import type { FileStorage, ResultHandle } from '../storage/types.ts';
+import type { JobChanges } from './changes.ts';
 import type { JobQueue, JobRecord, JobStore } from './types.ts';
 
 export interface Submission {
@@ -67,6 +68,7 @@ export interface JobServiceDeps {
   readonly engines: EngineRegistry;
   readonly config: Config;
   readonly log: Logger;
+  readonly changes?: JobChanges;
 }
 
 export class JobService {
@@ -74,6 +76,11 @@ export class JobService {
 
   constructor(deps: JobServiceDeps) {
     this.deps = deps;
+  }
+
+  /** Resolves when the job's record next changes, or after timeoutMs (for the event stream). */
+  nextChange(jobId: string, timeoutMs: number): Promise<void> {
+    return this.deps.changes ? this.deps.changes.next(jobId, timeoutMs) : new Promise((resolve) => setTimeout(resolve, Math.min(timeoutMs, 250)));
   }
 
   /** Where the HTTP layer streams an upload before it becomes a job. */

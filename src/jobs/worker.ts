@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
+import type { JobChanges } from './changes.ts';
 import type { Config } from '../config.ts';
 import { ConvertdError, isDiskFull, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
 import { runPipeline } from '../engines/pipeline.ts';
@@ -21,6 +22,7 @@ export interface WorkerDeps {
   readonly config: Config;
   readonly log: Logger;
   readonly metrics?: Metrics;
+  readonly changes?: JobChanges;
 }
 
 /** Free space below which a failed write is put down to a full disk. */
@@ -63,6 +65,7 @@ export class JobWorker {
       return;
     }
     log.info({ event: 'job_running', attempt, source: job.source, target: job.target }, 'job running');
+    this.deps.changes?.notify(jobId);
     if (attempt === 1) this.deps.metrics?.queueWaitSeconds.observe(Math.max(0, Date.now() - job.createdAt) / 1000);
     let engineIds = 'none';
 
@@ -92,7 +95,7 @@ export class JobWorker {
           const progress = Math.min(99, Math.floor(fraction * 100));
           if (progress > lastProgress) {
             lastProgress = progress;
-            void store.setProgress(jobId, progress).catch((error: unknown) => log.warn({ err: error }, 'progress not saved'));
+            void store.setProgress(jobId, progress).then(() => this.deps.changes?.notify(jobId), (error: unknown) => log.warn({ err: error }, 'progress not saved'));
           }
         },
       });
@@ -100,6 +103,7 @@ export class JobWorker {
       const bytes = await storage.commitResult(token, job.target, output);
       const finishedAt = Date.now();
       await store.markDone(jobId, { token, bytes, finishedAt, expiresAt: finishedAt + lifetimeMs });
+      this.deps.changes?.notify(jobId);
       log.info({ event: 'job_done', ms: Math.round(performance.now() - started), bytes, engines: route.map((s) => s.engine.id) }, 'job done');
       const category = (format: string) => engines.formats.get(format)?.category ?? 'unknown';
       this.deps.metrics?.jobs.inc({ status: 'done', code: '', engines: engineIds });
@@ -134,6 +138,7 @@ export class JobWorker {
   private async fail(jobId: string, error: { code: JobErrorCode; message: string }, lifetimeMs: number, log: Logger): Promise<void> {
     const finishedAt = Date.now();
     await this.deps.store.markError(jobId, { ...error, finishedAt, expiresAt: finishedAt + lifetimeMs });
+    this.deps.changes?.notify(jobId);
     await this.deps.storage.deleteInput(jobId);
     log.info({ event: 'job_error', code: error.code, reason: error.message }, 'job failed');
   }

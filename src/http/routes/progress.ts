@@ -1,13 +1,14 @@
 // GET /api/progress/{job_id}: the polling endpoint. It is the hot path of the whole service
 // (every client polls twice a second), so it is one indexed read and nothing else.
 // GET /api/progress/{job_id}/events: the same records as a Server-Sent Events stream, for clients
-// that would rather not poll; it ends after `done` or `error`. The service reads the record four
-// times a second for the stream and sends it only when it changed.
+// that would rather not poll; it ends after `done` or `error`. The service reads the record again
+// whenever the worker says it changed (and at least once a second), and sends it only when it
+// really did.
 import type { FastifyInstance } from 'fastify';
 import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { JobService } from '../../jobs/service.ts';
 
-const STREAM_CHECK_MS = 250;
+const STREAM_CHECK_MS = 1000;
 const KEEP_ALIVE_MS = 15_000;
 
 export function registerProgressRoute(app: FastifyInstance, service: JobService): void {
@@ -35,7 +36,7 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
     send(record);
     let quietSince = Date.now();
     while (open && record.status !== 'done' && record.status !== 'error') {
-      await new Promise((resolve) => setTimeout(resolve, STREAM_CHECK_MS));
+      await service.nextChange(jobId, STREAM_CHECK_MS);
       try {
         record = await service.progress(jobId);
       } catch {
