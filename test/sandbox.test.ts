@@ -69,7 +69,10 @@ test('a timeout kills everything the sandboxed program started', async () => {
     if (!/^\d+$/.test(pid)) continue;
     const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
     const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    if (cmdline.startsWith('sleep\u0000300') && !/ Z /.test(stat)) survivors.push(pid);
+    // Only this program's children (they work in its directory): other processes on the machine
+    // may well be sleeping too.
+    const cwd = await fs.readlink(`/proc/${pid}/cwd`).catch(() => '');
+    if (cmdline.startsWith('sleep\u0000300') && cwd === workDir && !/ Z /.test(stat)) survivors.push(pid);
   }
   assert.deepEqual(survivors, [], 'sleep processes survived the timeout');
 });
