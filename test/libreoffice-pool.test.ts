@@ -69,6 +69,8 @@ test('a LibreOffice process killed mid-job is replaced, and the job is retried o
   const { final } = await waitForJob(server.url, jobId, { timeoutMs: 150_000 });
   assert.equal(final.status, 'done', `the job should survive the crash: ${JSON.stringify(final.error)}`);
   assert.ok(events(server, 'libreoffice_crash').length >= 1, 'the crash is logged');
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  assert.match(metrics, /^convertd_pool_restarts_total\{pool="libreoffice"\} [1-9]/m, 'and counted as a restart in /metrics');
   const [after] = await sofficePids(server);
   assert.ok(after && after !== before, 'a new soffice process replaced the killed one');
   // And the replacement serves the next job.

@@ -363,8 +363,12 @@ export class OfficePool {
       if (healthy) return current;
       this.options.log?.warn({ event: 'libreoffice_unhealthy', slot: slot.index }, 'a LibreOffice process failed its health check; replacing it');
     }
-    if (current) await this.retire(slot);
-    const fresh = await this.processFor(slot);
+    if (current) {
+      // Dead or unresponsive (a recycled one was retired above): this is a restart.
+      this.restarts++;
+      await this.retire(slot);
+    }
+    const fresh = await this.startProcess(slot);
     try {
       await fresh.waitUntilReady();
     } catch (error) {
@@ -383,12 +387,8 @@ export class OfficePool {
     await fs.rm(old.dir, { recursive: true, force: true });
   }
 
-  private async processFor(slot: Slot): Promise<OfficeProcess> {
-    if (slot.process?.isAlive) return slot.process;
-    if (slot.process) {
-      this.restarts++;
-      await this.retire(slot);
-    }
+  /** Starts a new process in a slot that has none, in a fresh directory with a fresh profile. */
+  private async startProcess(slot: Slot): Promise<OfficeProcess> {
     slot.generation++;
     const dir = path.join(this.options.stateDir, `slot${slot.index}-${slot.generation}-${randomBytes(4).toString('hex')}`);
     await fs.mkdir(path.join(dir, 'profile', 'user'), { recursive: true, mode: 0o700 });

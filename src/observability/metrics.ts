@@ -28,7 +28,7 @@ export class Metrics {
     name: 'convertd_rate_limited_total', help: 'Requests refused by a rate limit, by kind (submissions or other requests)',
     labelNames: ['kind'] as const, registers: [this.registry],
   });
-  readonly bytesIn = new Counter({ name: 'convertd_upload_bytes_total', help: 'Bytes of accepted uploads', registers: [this.registry] });
+  readonly bytesIn = new Counter({ name: 'convertd_upload_bytes_total', help: 'Bytes of accepted upload requests (the multipart bodies, as their Content-Length says)', registers: [this.registry] });
   readonly bytesOut = new Counter({ name: 'convertd_download_bytes_total', help: 'Bytes of results sent', registers: [this.registry] });
   readonly jobs = new Counter({
     name: 'convertd_jobs_total', help: 'Finished jobs by status (done or error), error code and engines used',
