@@ -18,7 +18,9 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
 
   app.get<{ Params: { jobId: string } }>('/api/progress/:jobId/events', { schema: ROUTE_SCHEMAS.progressEvents }, async (request, reply) => {
     const { jobId } = request.params;
-    // Unknown or expired jobs get the contract's JSON error, before any stream starts.
+    // Waiting starts before each read, so that a change stored between a read and the wait is
+    // not missed. Unknown or expired jobs get the contract's JSON error, before any stream starts.
+    let change = service.nextChange(jobId, STREAM_CHECK_MS);
     let record = await service.progress(jobId);
     reply.hijack();
     const response = reply.raw;
@@ -36,7 +38,8 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
     send(record);
     let quietSince = Date.now();
     while (open && record.status !== 'done' && record.status !== 'error') {
-      await service.nextChange(jobId, STREAM_CHECK_MS);
+      await change;
+      change = service.nextChange(jobId, STREAM_CHECK_MS);
       try {
         record = await service.progress(jobId);
       } catch {
