@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
-import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess, type RunResult } from '../process/runner.ts';
 import { checkPageCount, readPdfInfo } from './pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -48,6 +48,9 @@ async function findSrgbProfile(): Promise<string> {
   throw new Error(`no srgb.icc under ${GS_SHARE}/*/iccprofiles`);
 }
 
+/** What gs prints when it abandons PDF/A output and writes an ordinary PDF instead. */
+const REVERTED_TO_PLAIN_PDF = /reverting to normal PDF output/i;
+
 const EDGES: ConversionEdge[] = [{ from: 'pdf', to: 'pdfa', cost: 3 }];
 
 export class GhostscriptEngine implements Engine {
@@ -67,22 +70,39 @@ export class GhostscriptEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, workDir, limits, signal } = request;
-    const info = await readPdfInfo(input, workDir, signal);
+    const info = await readPdfInfo(request.input, request.workDir, request.signal);
     checkPageCount(info);
-    const prologue = path.join(workDir, 'pdfa-prologue.ps');
+    const prologue = path.join(request.workDir, 'pdfa-prologue.ps');
     await fs.writeFile(prologue, this.prologue);
-    const result = await runProcess(GS, [
+    try {
+      let result = await this.runPdfWrite(request, info.pages, prologue, []);
+      if (REVERTED_TO_PLAIN_PDF.test(result.stderr)) {
+        // gs gives up on PDF/A (and silently writes a plain PDF) when a font breaks a PDF/A rule it
+        // cannot repair, typically a CID font using CID 0 (Word's MS Mincho). Drawing the glyphs as
+        // outlines keeps the pages' appearance, which is what PDF/A-2b promises, at the cost of the
+        // text layer; the README lists this under known limitations.
+        result = await this.runPdfWrite(request, info.pages, prologue, ['-dNoOutputFonts']);
+        if (REVERTED_TO_PLAIN_PDF.test(result.stderr)) {
+          throw new ConvertdError('conversion_failed', 'This PDF uses features PDF/A forbids and Ghostscript could not repair them: convert it to plain PDF instead.');
+        }
+      }
+      if (/Failed to open the supplied ICCProfile/.test(result.stderr)) {
+        throw new ConvertdError('conversion_failed', 'Ghostscript could not embed the colour profile PDF/A requires.');
+      }
+      if (result.exitCode !== 0) {
+        throw new ConvertdError('corrupt_input', `Ghostscript could not read the PDF (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}).`);
+      }
+    } finally {
+      await fs.rm(prologue, { force: true });
+    }
+  }
+
+  private runPdfWrite(request: ConvertRequest, pages: number, prologue: string, extraArgs: string[]): Promise<RunResult> {
+    const { input, output, workDir, limits, signal } = request;
+    return runProcess(GS, [
       '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET',
-      '-sDEVICE=pdfwrite', '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB',
-      `-dLastPage=${info.pages}`, `-sOutputFile=${path.basename(output)}`, `./${path.basename(prologue)}`, `./${path.basename(input)}`,
+      '-sDEVICE=pdfwrite', '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', ...extraArgs,
+      `-dLastPage=${pages}`, `-sOutputFile=${path.basename(output)}`, `./${path.basename(prologue)}`, `./${path.basename(input)}`,
     ], { cwd: workDir, readOnly: GS_CONFIG, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
-    await fs.rm(prologue, { force: true });
-    if (/Failed to open the supplied ICCProfile/.test(result.stderr)) {
-      throw new ConvertdError('conversion_failed', 'Ghostscript could not embed the colour profile PDF/A requires.');
-    }
-    if (result.exitCode !== 0) {
-      throw new ConvertdError('corrupt_input', `Ghostscript could not read the PDF (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}).`);
-    }
   }
 }
