@@ -41,6 +41,28 @@ export interface Config {
   readonly libreofficeQueue: number;
   /** "auto": engines run in bubblewrap, and the service refuses to start without it; "off": unconfined. */
   readonly sandbox: 'auto' | 'off';
+  /** What this process runs: the API and workers ("all", the embedded default), the API only, or workers only. */
+  readonly role: 'all' | 'api' | 'worker';
+  /** Redis for the job store, queue (BullMQ) and rate-limit counters; undefined: embedded SQLite and memory. */
+  readonly redisUrl: string | undefined;
+  /** Where uploads and results live: the data directory, or an S3-compatible bucket. */
+  readonly storage: LocalStorageConfig | S3StorageConfig;
+}
+
+export interface LocalStorageConfig {
+  readonly kind: 'local';
+}
+
+export interface S3StorageConfig {
+  readonly kind: 's3';
+  readonly bucket: string;
+  /** Key prefix inside the bucket, '' or ending in '/'. */
+  readonly prefix: string;
+  /** An S3-compatible server's URL; undefined for AWS itself. */
+  readonly endpoint: string | undefined;
+  readonly region: string;
+  /** Path-style addressing (http://host/bucket/key), which most self-hosted servers need. */
+  readonly forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -85,9 +107,42 @@ function startMode(raw: string | undefined): 'eager' | 'lazy' {
   throw new ConfigError(`CONVERTD_LIBREOFFICE_START: "${raw}" must be "eager" (the default) or "lazy"`);
 }
 
+function roleOf(raw: string | undefined): Config['role'] {
+  const value = raw?.trim().toLowerCase() || 'all';
+  if (value === 'all' || value === 'api' || value === 'worker') return value;
+  throw new ConfigError(`CONVERTD_ROLE: "${raw}" must be "all" (the default), "api" or "worker"`);
+}
+
+function redisUrlOf(raw: string | undefined): string | undefined {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  if (!/^rediss?:\/\/./.test(value)) throw new ConfigError(`CONVERTD_REDIS_URL: "${value}" must be a redis:// or rediss:// URL`);
+  return value;
+}
+
+function storageOf(env: NodeJS.ProcessEnv): Config['storage'] {
+  const raw = env.CONVERTD_STORAGE?.trim();
+  if (!raw || raw === 'local') return { kind: 'local' };
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!match) throw new ConfigError(`CONVERTD_STORAGE: "${raw}" must be "local" (the default) or s3://bucket[/prefix]`);
+  const prefix = (match[2] ?? '').replace(/^\/+|\/+$/g, '');
+  const endpoint = env.CONVERTD_S3_ENDPOINT?.trim() || undefined;
+  if (endpoint && !/^https?:\/\/./.test(endpoint)) throw new ConfigError(`CONVERTD_S3_ENDPOINT: "${endpoint}" must be an http:// or https:// URL`);
+  const pathStyle = (env.CONVERTD_S3_FORCE_PATH_STYLE ?? (endpoint ? 'true' : 'false')).trim().toLowerCase();
+  if (pathStyle !== 'true' && pathStyle !== 'false') throw new ConfigError(`CONVERTD_S3_FORCE_PATH_STYLE: "${pathStyle}" must be "true" or "false"`);
+  return {
+    kind: 's3',
+    bucket: match[1]!,
+    prefix: prefix ? `${prefix}/` : '',
+    endpoint,
+    region: env.CONVERTD_S3_REGION?.trim() || env.AWS_REGION?.trim() || 'us-east-1',
+    forcePathStyle: pathStyle === 'true',
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cores = Math.max(1, os.availableParallelism());
-  return {
+  const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST?.trim() || '127.0.0.1',
     dataDir: path.resolve(env.CONVERTD_DATA_DIR?.trim() || './data'),
@@ -116,5 +171,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     libreofficeMaxJobs: integer(env, 'CONVERTD_LIBREOFFICE_MAX_JOBS', 100, 1),
     libreofficeStart: startMode(env.CONVERTD_LIBREOFFICE_START),
     libreofficeQueue: integer(env, 'CONVERTD_LIBREOFFICE_QUEUE', 100, 0),
+    role: roleOf(env.CONVERTD_ROLE),
+    redisUrl: redisUrlOf(env.CONVERTD_REDIS_URL),
+    storage: storageOf(env),
   };
+  if (config.role !== 'all' && !config.redisUrl) {
+    throw new ConfigError(`CONVERTD_ROLE=${config.role} needs CONVERTD_REDIS_URL: API nodes and workers share jobs through Redis`);
+  }
+  return config;
 }

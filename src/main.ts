@@ -1,6 +1,8 @@
-// Starts convertd in its embedded form: one process, SQLite job store, in-process queue, local
-// disk. Wires the layers together, takes up the jobs a previous run left unfinished, and shuts
-// down gracefully on SIGTERM/SIGINT.
+// Starts convertd. Embedded by default: one process, SQLite job store, in-process queue, local
+// disk. With CONVERTD_REDIS_URL the store, queue and rate-limit counters live in Redis (BullMQ for
+// the queue), with CONVERTD_STORAGE=s3://... files live in a bucket, and CONVERTD_ROLE makes the
+// process an API node or a worker only. Wires the layers together, takes up the jobs a previous
+// run left unfinished, and shuts down gracefully on SIGTERM/SIGINT.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -24,12 +26,68 @@ import { buildApp } from './http/app.ts';
 import { configureSandbox } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
+import type { JobQueue, JobStore } from './jobs/types.ts';
+import { openRedis, redactUrl } from './jobs/redis/connection.ts';
+import { BullQueue } from './jobs/redis/bullmq-queue.ts';
+import { RedisJobChanges } from './jobs/redis/redis-changes.ts';
+import { RedisJobStore } from './jobs/redis/redis-store.ts';
+import { RateLimits, redisLimiter, type LimiterFactory } from './http/rate-limits.ts';
+import type { Logger } from 'pino';
 import { JobService } from './jobs/service.ts';
 import { SqliteJobStore } from './jobs/sqlite-store.ts';
 import { Sweeper } from './jobs/sweeper.ts';
 import { JobWorker } from './jobs/worker.ts';
 import { Metrics } from './observability/metrics.ts';
 import { LocalStorage } from './storage/local.ts';
+import { S3Storage } from './storage/s3.ts';
+import type { FileStorage } from './storage/types.ts';
+
+interface Backends {
+  readonly store: JobStore;
+  readonly queue: JobQueue;
+  readonly changes: JobChanges;
+  readonly limiterFactory?: LimiterFactory;
+  close(): Promise<void>;
+}
+
+/** SQLite and an in-process queue, or Redis with BullMQ when CONVERTD_REDIS_URL is set. */
+async function openBackends(config: Config, log: Logger): Promise<Backends> {
+  if (!config.redisUrl) {
+    const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
+    return { store, queue: new LocalQueue(config.concurrency), changes: new JobChanges(), close: () => store.close() };
+  }
+  const redis = await openRedis(config.redisUrl, { name: config.role });
+  const subscriber = await openRedis(config.redisUrl, { name: `${config.role}-changes` });
+  const changes = new RedisJobChanges(redis, subscriber);
+  await changes.listen();
+  const store = new RedisJobStore(redis);
+  const queue = new BullQueue({ redis, redisUrl: config.redisUrl, concurrency: config.concurrency, maxAttempts: config.maxAttempts });
+  log.info({ event: 'redis', url: redactUrl(config.redisUrl), role: config.role }, 'job store, queue and rate limits in Redis');
+  return {
+    store, queue, changes, limiterFactory: redisLimiter(redis),
+    close: async () => {
+      await changes.close();
+      await store.close();
+    },
+  };
+}
+
+async function openStorage(config: Config, log: Logger): Promise<{ storage: FileStorage; close(): void }> {
+  const local = new LocalStorage(config.dataDir);
+  await local.init();
+  // One process owns an embedded data directory, so whatever is half-done in it at start is a
+  // leftover. With Redis, several nodes may share the directory (a network file system): the
+  // sweeper removes leftovers by age instead.
+  if (!config.redisUrl) {
+    const leftovers = await local.removeLeftovers();
+    if (leftovers > 0) log.info({ event: 'leftovers_removed', count: leftovers }, 'removed partial uploads and work directories of the previous run');
+  }
+  if (config.storage.kind === 'local') return { storage: local, close: () => undefined };
+  const s3 = new S3Storage(config.storage, local);
+  await s3.init();
+  log.info({ event: 'storage', bucket: config.storage.bucket, prefix: config.storage.prefix, endpoint: config.storage.endpoint }, 'inputs and results in S3');
+  return { storage: s3, close: () => s3.close() };
+}
 
 function readConfig(): Config {
   try {
@@ -57,45 +115,56 @@ async function main(): Promise<void> {
   else log.info({ event: 'sandbox', mode: sandbox.settings.mode, engine_uid: sandbox.settings.uid ?? process.getuid?.() }, 'engines run in a bubblewrap sandbox');
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const storage = new LocalStorage(config.dataDir);
-  await storage.init();
-  const leftovers = await storage.removeLeftovers();
-  if (leftovers > 0) log.info({ event: 'leftovers_removed', count: leftovers }, 'removed partial uploads and work directories of the previous run');
-  const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
+  const { storage, close: closeStorage } = await openStorage(config, log);
+  const backends = await openBackends(config, log);
+  const { store, queue, changes } = backends;
+  const runsWorkers = config.role !== 'api';
+  const servesHttp = config.role !== 'worker';
   const libreoffice = new LibreOfficeEngine({
     size: config.libreofficePool,
     maxJobsPerProcess: config.libreofficeMaxJobs,
-    start: config.libreofficeStart,
+    // An API node never converts: its pool must not start processes.
+    start: runsWorkers ? config.libreofficeStart : 'lazy',
     maxWaiting: config.libreofficeQueue,
     stateDir: path.join(config.dataDir, 'engines', 'libreoffice'),
     maxOutputBytes: config.maxOutputBytes,
   }, log);
+  // An API node probes the engines too: its catalogue and route checks come from them, so API
+  // nodes and workers must have the same engines installed.
   const engines = await EngineRegistry.start([
     new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(),
     new FontEngine(), new ArchiveEngine(), new DataEngine(), libreoffice, new PandocEngine(), new PopplerEngine(),
     new GhostscriptEngine(), new Img2PdfEngine(), new CalibreEngine(),
   ], log);
-  const queue = new LocalQueue(config.concurrency);
   const metrics = new Metrics({
     queueWaiting: () => queue.waiting(),
     jobsRunning: () => queue.active(),
     disk: () => storage.diskSpace(),
     pools: [{ name: 'libreoffice', stats: () => libreoffice.pool.stats() }],
   });
-  const changes = new JobChanges();
   const service = new JobService({ store, queue, storage, engines, config, log, changes });
   const worker = new JobWorker({ store, storage, engines, config, log, metrics, changes });
   const sweeper = new Sweeper({ store, storage, config, log });
 
   await service.recover();
-  queue.start(worker.process);
+  if (runsWorkers) queue.start(worker.process);
   sweeper.start();
 
-  const app = await buildApp({ config, service, log, metrics });
-  await app.listen({ port: config.port, host: config.host });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info({ event: 'listening', host: config.host, port, data_dir: config.dataDir, concurrency: config.concurrency }, `convertd listening on http://${config.host}:${port}`);
+  const app = servesHttp
+    ? await buildApp({
+      config, service, log, metrics,
+      submitLimits: new RateLimits(config.submitRateLimits, 'submit', backends.limiterFactory),
+      readLimits: new RateLimits(config.readRateLimits, 'read', backends.limiterFactory),
+    })
+    : undefined;
+  if (app) {
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    log.info({ event: 'listening', host: config.host, port, data_dir: config.dataDir, concurrency: config.concurrency, role: config.role }, `convertd listening on http://${config.host}:${port}`);
+  } else {
+    log.info({ event: 'worker_started', data_dir: config.dataDir, concurrency: config.concurrency }, 'convertd worker started');
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -107,11 +176,12 @@ async function main(): Promise<void> {
       process.exit(1);
     }, (config.shutdownGraceSeconds + 10) * 1000);
     hardStop.unref();
-    await app.close();
+    await app?.close();
     await queue.stop(config.shutdownGraceSeconds * 1000);
     await sweeper.stop();
     await engines.close();
-    await store.close();
+    await backends.close();
+    closeStorage();
     log.info({ event: 'stopped' }, 'convertd stopped');
     process.exit(0);
   };

@@ -253,7 +253,8 @@ test('structured logs: one JSON line per request and per job transition, never a
   const token = record.download_url!.split('/').pop()!.split('.')[0]!;
   await new Promise((resolve) => setTimeout(resolve, 100));
   const entries = server.logs.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
-  const events = entries.filter((e) => e.job_id === jobId && e.event).map((e) => e.event);
+  // By time: with separate API and worker processes the lines arrive on two pipes.
+  const events = entries.filter((e) => e.job_id === jobId && e.event).sort((a, b) => Number(a.time) - Number(b.time)).map((e) => e.event);
   assert.deepEqual(events, ['job_queued', 'job_running', 'job_done']);
   const requests = entries.filter((e) => e.msg === 'request');
   assert.ok(requests.every((e) => typeof e.reqId === 'string'), 'every request line has its request id');

@@ -17,7 +17,8 @@ const EXIT_UNREACHABLE = 3;
 const USAGE = `convertd: a self-hosted file conversion service
 
 usage:
-  convertd serve [--port N] [--host ADDRESS] [--data-dir DIR]
+  convertd serve [--port N] [--host ADDRESS] [--data-dir DIR] [--no-workers]
+  convertd worker [--data-dir DIR] [--concurrency N]
   convertd convert FILE... --to FORMAT [--server URL] [--out DIR] [--concurrency N] [--json]
   convertd formats [--from FORMAT] [--server URL] [--json]
   convertd limits [--server URL] [--json]
@@ -25,12 +26,28 @@ usage:
 --server defaults to $CONVERTD_URL, then http://127.0.0.1:8080.
 Exit codes: 0 success, 1 a conversion failed, 2 bad usage, 3 service unreachable.`;
 
+const WORKER_HELP = `convertd worker: runs conversion workers only, in the foreground (JSON logs on standard
+output). Workers take jobs from Redis (CONVERTD_REDIS_URL, required) and read and write files
+where the API nodes do (CONVERTD_STORAGE=s3://..., or a CONVERTD_DATA_DIR they share). Each worker
+has its own engine pools.
+
+  --data-dir DIR      CONVERTD_DATA_DIR: local work directories (default ./data)
+  --concurrency N     CONVERTD_CONCURRENCY: conversions at once (default: the number of cores)
+
+Every other setting is the same environment variable as for \`convertd serve\` (see its --help).`;
+
 const SERVE_HELP = `convertd serve: runs the service in the foreground (JSON logs on standard output).
 
   --port N          PORT (default 8080; 0 picks a free port)
   --host ADDRESS    HOST (default 127.0.0.1)
   --data-dir DIR    CONVERTD_DATA_DIR (default ./data)
+  --no-workers      CONVERTD_ROLE=api: an API node only, converting nothing itself (needs
+                    CONVERTD_REDIS_URL; run workers with \`convertd worker\`)
 
+Scaling out: CONVERTD_REDIS_URL (job store, queue, rate limits in Redis), CONVERTD_STORAGE
+(local, or s3://bucket/prefix with CONVERTD_S3_ENDPOINT, CONVERTD_S3_REGION,
+CONVERTD_S3_FORCE_PATH_STYLE and the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY credentials),
+CONVERTD_ROLE (all, api, worker).
 Every other setting is an environment variable, validated at start (a bad value stops the service
 with a message naming it): CONVERTD_MAX_FILE_BYTES, CONVERTD_FILE_LIFETIME_SECONDS,
 CONVERTD_RATE_LIMITS, CONVERTD_READ_RATE_LIMITS, CONVERTD_TRUSTED_PROXIES, CONVERTD_CONCURRENCY,
@@ -176,7 +193,9 @@ async function limitsCommand(args: string[]): Promise<number> {
 }
 
 async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ args, options: {
+    port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' }, 'no-workers': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+  } });
   if (values.help) {
     process.stdout.write(`${SERVE_HELP}\n`);
     return EXIT_OK;
@@ -184,12 +203,26 @@ async function serveCommand(args: string[]): Promise<number> {
   if (values.port !== undefined) process.env.PORT = values.port;
   if (values.host !== undefined) process.env.HOST = values.host;
   if (values['data-dir'] !== undefined) process.env.CONVERTD_DATA_DIR = values['data-dir'];
+  if (values['no-workers']) process.env.CONVERTD_ROLE = 'api';
   await import('../main.ts');
   return new Promise(() => undefined); // the service runs until a signal stops it
 }
 
+async function workerCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { 'data-dir': { type: 'string' }, concurrency: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    process.stdout.write(`${WORKER_HELP}\n`);
+    return EXIT_OK;
+  }
+  if (values['data-dir'] !== undefined) process.env.CONVERTD_DATA_DIR = values['data-dir'];
+  if (values.concurrency !== undefined) process.env.CONVERTD_CONCURRENCY = values.concurrency;
+  process.env.CONVERTD_ROLE = 'worker';
+  await import('../main.ts');
+  return new Promise(() => undefined); // the worker runs until a signal stops it
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
-  serve: serveCommand, convert: convertCommand, formats: formatsCommand, limits: limitsCommand,
+  serve: serveCommand, worker: workerCommand, convert: convertCommand, formats: formatsCommand, limits: limitsCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

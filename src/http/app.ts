@@ -103,7 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     if (isSubmission) {
       // Refuse before reading a byte of the body when the answer is already known.
-      service.checkCapacity();
+      await service.checkCapacity();
       await service.checkDiskSpace();
       const length = Number(request.headers['content-length']);
       if (Number.isFinite(length) && length > config.maxFileBytes + MULTIPART_HEADROOM) {

@@ -1,10 +1,13 @@
 // Per-client rate limits over several windows at once (20/minute, 200/hour, 1000/day), with
 // rate-limiter-flexible, whose memory store counts synchronously inside the event loop, so
 // concurrent requests are counted exactly. (@fastify/rate-limit checks only the first of several
-// stacked windows: shared/stack.md.) A Redis store replaces the memory one for several nodes.
+// stacked windows: shared/stack.md.) With several API nodes the counters live in Redis, where
+// each count is one atomic script, so a client gets exactly its limit whichever nodes it hits.
 import net from 'node:net';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RateWindow } from '../config.ts';
+import { ConvertdError } from '../errors.ts';
 
 export interface WindowState {
   readonly limit: number;
@@ -26,6 +29,21 @@ export type LimiterFactory = (window: RateWindow, name: string) => RateLimiterAb
 
 export const memoryLimiter: LimiterFactory = (window, name) =>
   new RateLimiterMemory({ points: window.limit, duration: window.windowSeconds, keyPrefix: name });
+
+/** Counters shared by every API node through Redis. */
+export function redisLimiter(redis: Redis): LimiterFactory {
+  return (window, name) => new RateLimiterRedis({
+    storeClient: redis, points: window.limit, duration: window.windowSeconds, keyPrefix: `convertd:rate:${name}`,
+  });
+}
+
+/** The counters cannot be reached (Redis down): refuse for now rather than count wrongly. */
+function countersUnavailable(cause: unknown): ConvertdError {
+  const error = new ConvertdError('unavailable', 'The service cannot check its rate limits right now: try again after the time in Retry-After.',
+    {}, { 'retry-after': '5' });
+  error.cause = cause;
+  return error;
+}
 
 function stateOf(window: RateWindow, res: RateLimiterRes | null): WindowState {
   const consumed = res?.consumedPoints ?? 0;
@@ -63,7 +81,7 @@ export class RateLimits {
         return { allowed: true, state: stateOf(window, await limiter.consume(key)) };
       } catch (refusal) {
         if (refusal instanceof RateLimiterRes) return { allowed: false, state: stateOf(window, refusal) };
-        throw refusal;
+        throw countersUnavailable(refusal);
       }
     }));
     const refused = outcomes.filter((o) => !o.allowed).map((o) => o.state);
@@ -76,7 +94,11 @@ export class RateLimits {
 
   /** What the client has left in each window, without counting a request. */
   async peek(key: string): Promise<WindowState[]> {
-    return Promise.all(this.limiters.map(async ({ window, limiter }) => stateOf(window, await limiter.get(key))));
+    try {
+      return await Promise.all(this.limiters.map(async ({ window, limiter }) => stateOf(window, await limiter.get(key))));
+    } catch (error) {
+      throw countersUnavailable(error);
+    }
   }
 }
 

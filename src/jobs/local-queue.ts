@@ -21,16 +21,15 @@ export class LocalQueue implements JobQueue {
     this.pump();
   }
 
-  waiting(): number {
+  async waiting(): Promise<number> {
     return this.pending.length;
   }
 
-  /** Jobs being handled now (for metrics). */
-  active(): number {
+  async active(): Promise<number> {
     return this.running.size;
   }
 
-  position(jobId: string): number | undefined {
+  async position(jobId: string): Promise<number | undefined> {
     const index = this.pending.indexOf(jobId);
     return index === -1 ? undefined : index + 1;
   }
@@ -46,8 +45,10 @@ export class LocalQueue implements JobQueue {
     while (!this.stopping && this.running.size < this.concurrency && this.pending.length > 0) {
       const jobId = this.pending.shift()!;
       const controller = new AbortController();
+      // The handler records its own failures; an interrupted job stays unfinished in the store,
+      // from which the next start takes it up again.
       const done = handler(jobId, controller.signal)
-        .catch(() => undefined) // the handler records its own failures
+        .then(() => undefined, () => undefined)
         .finally(() => {
           this.running.delete(jobId);
           this.pump();

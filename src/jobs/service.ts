@@ -93,9 +93,10 @@ export class JobService {
   }
 
   /** Throws busy when the queue cannot take another job; cheap enough to call before reading an upload. */
-  checkCapacity(): void {
-    if (this.deps.queue.waiting() >= this.deps.config.queueLimit) {
-      throw new ConvertdError('busy', undefined, {}, { 'retry-after': String(this.retryAfterBusySeconds()) });
+  async checkCapacity(): Promise<void> {
+    const waiting = await this.deps.queue.waiting();
+    if (waiting >= this.deps.config.queueLimit) {
+      throw new ConvertdError('busy', undefined, {}, { 'retry-after': String(this.retryAfterBusySeconds(waiting)) });
     }
   }
 
@@ -129,7 +130,18 @@ export class JobService {
     const sandbox = sandboxSettings();
     checks.sandbox = { ok: sandbox.mode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandbox.mode };
     for (const [engine, health] of Object.entries(this.deps.engines.health())) checks[`pool:${engine}`] = { ok: health.ok, ...health.detail };
-    checks.queue = { ok: this.deps.queue.waiting() < this.deps.config.queueLimit, waiting: this.deps.queue.waiting(), limit: this.deps.config.queueLimit };
+    try {
+      const waiting = await this.deps.queue.waiting();
+      checks.queue = { ok: waiting < this.deps.config.queueLimit, waiting, limit: this.deps.config.queueLimit };
+    } catch (error) {
+      checks.queue = { ok: false, problem: error instanceof Error ? error.message : String(error) };
+    }
+    try {
+      await this.deps.storage.checkAvailable();
+      checks.storage = { ok: true };
+    } catch (error) {
+      checks.storage = { ok: false, problem: error instanceof Error ? error.message : String(error) };
+    }
     return {
       ready: Object.values(checks).every((check) => check.ok),
       checks,
@@ -137,9 +149,9 @@ export class JobService {
     };
   }
 
-  private retryAfterBusySeconds(): number {
+  private retryAfterBusySeconds(waiting: number): number {
     // About the time the workers need to take the queue below its cap again, within reason.
-    return Math.min(60, Math.max(2, Math.ceil(this.deps.queue.waiting() / this.deps.config.concurrency)));
+    return Math.min(60, Math.max(2, Math.ceil(waiting / this.deps.config.concurrency)));
   }
 
   /** Validates an upload and turns it into a queued job. Durable before it resolves. */
@@ -161,7 +173,7 @@ export class JobService {
           `A ${source.id} file cannot be converted to "${submission.target}": choose one of ${targets.join(', ')}.`,
           { source: source.id, targets });
       }
-      this.checkCapacity();
+      await this.checkCapacity();
 
       const id = newJobId();
       await storage.commitInput(id, submission.uploadPath);
@@ -173,8 +185,9 @@ export class JobService {
         inputBytes: submission.bytes,
         createdAt: Date.now(),
       });
-      await queue.enqueue(id);
+      // Logged before a worker can take it (a worker may be another process that logs at once).
       log.info({ event: 'job_queued', job_id: id, source: source.id, target: target.id, bytes: submission.bytes }, 'job queued');
+      await queue.enqueue(id);
       return id;
     } finally {
       // Whatever did not become a job's input goes (a no-op once the upload was moved).
@@ -204,7 +217,7 @@ export class JobService {
       created_at: new Date(job.createdAt).toISOString(),
     };
     if (job.status === 'queued') {
-      const position = this.deps.queue.position(job.id);
+      const position = await this.deps.queue.position(job.id);
       if (position !== undefined) record.queue_position = position;
     } else if (job.status === 'done') {
       record.download_url = `/api/download/${job.resultToken}.${job.target}`;

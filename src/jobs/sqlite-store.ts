@@ -91,9 +91,9 @@ export class SqliteJobStore implements JobStore {
                         WHERE id = ? AND status IN ('queued', 'running') RETURNING attempts`),
       progress: prepare(`UPDATE jobs SET progress = ? WHERE id = ? AND status = 'running' AND progress < ?`),
       done: prepare(`UPDATE jobs SET status = 'done', progress = 100, result_token = ?, result_bytes = ?,
-                     finished_at = ?, expires_at = ? WHERE id = ?`),
+                     finished_at = ?, expires_at = ? WHERE id = ? AND status IN ('queued', 'running')`),
       error: prepare(`UPDATE jobs SET status = 'error', error_code = ?, error_message = ?, finished_at = ?,
-                      expires_at = ? WHERE id = ?`),
+                      expires_at = ? WHERE id = ? AND status IN ('queued', 'running')`),
       unfinished: prepare(`SELECT * FROM jobs WHERE status IN ('queued', 'running') ORDER BY created_at, rowid`),
       expired: prepare('SELECT * FROM jobs WHERE purged_at IS NULL AND expires_at <= ? ORDER BY expires_at LIMIT 1000'),
       purged: prepare('UPDATE jobs SET purged_at = ? WHERE id = ?'),
@@ -129,12 +129,12 @@ export class SqliteJobStore implements JobStore {
     this.run('progress').run(progress, id, progress);
   }
 
-  async markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<void> {
-    this.run('done').run(result.token, result.bytes, result.finishedAt, result.expiresAt, id);
+  async markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<boolean> {
+    return this.run('done').run(result.token, result.bytes, result.finishedAt, result.expiresAt, id).changes === 1;
   }
 
-  async markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<void> {
-    this.run('error').run(error.code, error.message, error.finishedAt, error.expiresAt, id);
+  async markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<boolean> {
+    return this.run('error').run(error.code, error.message, error.finishedAt, error.expiresAt, id).changes === 1;
   }
 
   async listUnfinished(): Promise<JobRecord[]> {

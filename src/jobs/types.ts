@@ -42,8 +42,13 @@ export interface JobStore {
   markRunning(id: string, at: number): Promise<number>;
   /** Raises the progress (never lowers it). */
   setProgress(id: string, progress: number): Promise<void>;
-  markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<void>;
-  markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<void>;
+  /**
+   * Records the result unless the job already finished; false when it had (another worker, given
+   * the job after this one was presumed dead, finished first: the caller discards its result).
+   */
+  markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<boolean>;
+  /** Records the failure unless the job already finished; false when it had. */
+  markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<boolean>;
   /** Queued and running jobs, oldest first: what a restart must take up again. */
   listUnfinished(): Promise<JobRecord[]>;
   /** Finished jobs past their expiry whose files are not deleted yet. */
@@ -56,21 +61,25 @@ export interface JobStore {
   close(): Promise<void>;
 }
 
-export type JobHandler = (jobId: string, signal: AbortSignal) => Promise<void>;
+/**
+ * Runs one job. "finished": the job's outcome (done or error) is in the store, or there was nothing
+ * to do; "interrupted": the run was cut short by shutdown and the job must run again.
+ */
+export type JobHandler = (jobId: string, signal: AbortSignal) => Promise<'finished' | 'interrupted'>;
 
 export interface JobQueue {
   enqueue(jobId: string): Promise<void>;
-  /** Jobs accepted and not yet started. */
-  waiting(): number;
-  /** Jobs being converted now. */
-  active(): number;
+  /** Jobs accepted and not yet started (by any worker). */
+  waiting(): Promise<number>;
+  /** Jobs being converted now (by any worker). */
+  active(): Promise<number>;
   /** 1-based place in line of a waiting job, or undefined. */
-  position(jobId: string): number | undefined;
-  /** Starts running jobs through the handler, at most `concurrency` at once. */
+  position(jobId: string): Promise<number | undefined>;
+  /** Starts running jobs through the handler in this process, at most `concurrency` at once. */
   start(handler: JobHandler): void;
   /**
    * Stops taking jobs, waits up to graceMs for running ones, then aborts the rest (their handler
-   * leaves them to be taken up again after a restart).
+   * leaves them to be taken up again, after a restart or by another worker).
    */
   stop(graceMs: number): Promise<void>;
 }

@@ -52,17 +52,17 @@ export class JobWorker {
     this.deps = deps;
   }
 
-  readonly process = async (jobId: string, shutdown: AbortSignal): Promise<void> => {
+  readonly process = async (jobId: string, shutdown: AbortSignal): Promise<'finished' | 'interrupted'> => {
     const { store, storage, engines, config } = this.deps;
     const job = await store.get(jobId);
-    if (!job || (job.status !== 'queued' && job.status !== 'running')) return;
+    if (!job || (job.status !== 'queued' && job.status !== 'running')) return 'finished';
     const log = this.deps.log.child({ job_id: jobId });
     const lifetimeMs = config.fileLifetimeSeconds * 1000;
 
     const attempt = await store.markRunning(jobId, Date.now());
     if (attempt > config.maxAttempts) {
       await this.fail(jobId, { code: 'interrupted', message: new ConvertdError('interrupted').message }, lifetimeMs, log);
-      return;
+      return 'finished';
     }
     log.info({ event: 'job_running', attempt, source: job.source, target: job.target }, 'job running');
     this.deps.changes?.notify(jobId);
@@ -102,18 +102,26 @@ export class JobWorker {
       const token = newToken();
       const bytes = await storage.commitResult(token, job.target, output);
       const finishedAt = Date.now();
-      await store.markDone(jobId, { token, bytes, finishedAt, expiresAt: finishedAt + lifetimeMs });
+      if (!await store.markDone(jobId, { token, bytes, finishedAt, expiresAt: finishedAt + lifetimeMs })) {
+        // Another worker, given this job when this one was presumed dead, finished it first: its
+        // outcome stands, so a client never sees two different results for one job.
+        await storage.deleteResult(token, job.target);
+        log.warn({ event: 'job_finished_elsewhere' }, 'the job was finished by another worker first; this result is discarded');
+        return 'finished';
+      }
       this.deps.changes?.notify(jobId);
       log.info({ event: 'job_done', ms: Math.round(performance.now() - started), bytes, engines: route.map((s) => s.engine.id) }, 'job done');
       const category = (format: string) => engines.formats.get(format)?.category ?? 'unknown';
       this.deps.metrics?.jobs.inc({ status: 'done', code: '', engines: engineIds });
       this.deps.metrics?.conversionSeconds.observe({ engines: engineIds, family: `${category(job.source)}>${category(job.target)}` }, (performance.now() - started) / 1000);
       await storage.deleteInput(jobId);
+      return 'finished';
     } catch (error) {
       if (shutdown.aborted) {
-        // Not a failure of the job: it stays "running" in the store and runs again after the restart.
-        log.info({ event: 'job_interrupted' }, 'job interrupted by shutdown; it will run again at the next start');
-        return;
+        // Not a failure of the job: it stays "running" in the store and runs again, after the
+        // restart or on another worker.
+        log.info({ event: 'job_interrupted' }, 'job interrupted by shutdown; it will run again');
+        return 'interrupted';
       }
       // Some tools only say "write error": with next to nothing free on the disk at the moment of
       // the failure, the disk is the cause.
@@ -130,6 +138,7 @@ export class JobWorker {
         // "running" in the store and runs again after the next start.
         log.error({ err: recordError, code: failure.code }, 'the job failed and its failure could not be recorded');
       }
+      return 'finished';
     } finally {
       await storage.removeWorkDir(jobId).catch(() => undefined);
     }
@@ -137,7 +146,10 @@ export class JobWorker {
 
   private async fail(jobId: string, error: { code: JobErrorCode; message: string }, lifetimeMs: number, log: Logger): Promise<void> {
     const finishedAt = Date.now();
-    await this.deps.store.markError(jobId, { ...error, finishedAt, expiresAt: finishedAt + lifetimeMs });
+    if (!await this.deps.store.markError(jobId, { ...error, finishedAt, expiresAt: finishedAt + lifetimeMs })) {
+      log.warn({ event: 'job_finished_elsewhere', code: error.code }, 'the job was finished by another worker first; this failure is not recorded');
+      return;
+    }
     this.deps.changes?.notify(jobId);
     await this.deps.storage.deleteInput(jobId);
     log.info({ event: 'job_error', code: error.code, reason: error.message }, 'job failed');

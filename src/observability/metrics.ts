@@ -10,8 +10,8 @@ export interface PoolStatsSource {
 }
 
 export interface MetricSources {
-  readonly queueWaiting: () => number;
-  readonly jobsRunning: () => number;
+  readonly queueWaiting: () => Promise<number>;
+  readonly jobsRunning: () => Promise<number>;
   readonly disk: () => Promise<{ freeBytes: number; totalBytes: number }>;
   readonly pools: readonly PoolStatsSource[];
 }
@@ -45,8 +45,8 @@ export class Metrics {
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: 'convertd_' });
-    new Gauge({ name: 'convertd_queue_depth', help: 'Jobs waiting for a worker slot', registers: [this.registry], collect() { this.set(sources.queueWaiting()); } });
-    new Gauge({ name: 'convertd_jobs_running', help: 'Jobs being converted now', registers: [this.registry], collect() { this.set(sources.jobsRunning()); } });
+    new Gauge({ name: 'convertd_queue_depth', help: 'Jobs waiting for a worker slot', registers: [this.registry], async collect() { this.set(await sources.queueWaiting()); } });
+    new Gauge({ name: 'convertd_jobs_running', help: 'Jobs being converted now', registers: [this.registry], async collect() { this.set(await sources.jobsRunning()); } });
     const poolGauge = (name: string, help: string, pick: (s: ReturnType<PoolStatsSource['stats']>) => number) => new Gauge({
       name, help, labelNames: ['pool'] as const, registers: [this.registry],
       collect() {

@@ -151,6 +151,10 @@ export class LocalStorage implements FileStorage {
     return removed;
   }
 
+  async checkAvailable(): Promise<void> {
+    for (const dir of [this.uploads, this.inputs, this.results]) await fs.access(dir, fs.constants.W_OK);
+  }
+
   async freeBytes(): Promise<number> {
     return (await this.diskSpace()).freeBytes;
   }

@@ -27,6 +27,8 @@ export interface FileStorage {
   deleteResult(token: string, ext: string): Promise<void>;
   /** Removes leftovers no job owns any more (interrupted uploads, orphaned inputs, work dirs and results). */
   removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number, resultMaxAgeMs: number): Promise<number>;
+  /** Rejects, saying why, unless files can be stored and read now (for /readyz). */
+  checkAvailable(): Promise<void>;
   /** Free bytes where uploads land. */
   freeBytes(): Promise<number>;
   /** Size and free space of the file system that holds the files. */

@@ -22,7 +22,27 @@ export async function tempDir(prefix = 'convertd-test-'): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), prefix));
 }
 
+/**
+ * Starts the service. With CONVERTD_TEST_BACKEND=scaled in the test's environment, "the service"
+ * is the scale-out topology instead: an API node (convertd serve --no-workers) and a worker
+ * (convertd worker) sharing a real Redis and a real S3 server, so that a suite proves the HTTP
+ * behaviour is the same in both modes.
+ */
 export async function startServer(env: Record<string, string> = {}, dataDir?: string): Promise<RunningServer> {
+  if (process.env.CONVERTD_TEST_BACKEND === 'scaled') {
+    const { startScaledService } = await import('./scaled-service.ts');
+    return startScaledService(env, dataDir);
+  }
+  return startProcess(env, dataDir, 'listening');
+}
+
+/** Starts a worker-only process (CONVERTD_ROLE=worker); resolves once it takes jobs. */
+export function startWorker(env: Record<string, string>, dataDir?: string, logs: string[] = []): Promise<RunningServer> {
+  return startProcess({ ...env, CONVERTD_ROLE: 'worker' }, dataDir, 'worker_started', logs);
+}
+
+/** Runs src/main.ts and waits for the log event that says it is up. */
+export async function startProcess(env: Record<string, string>, dataDir: string | undefined, readyEvent: 'listening' | 'worker_started', logs: string[] = []): Promise<RunningServer> {
   const dir = dataDir ?? (await tempDir());
   const child = spawn(process.execPath, [path.join(ROOT, 'src', 'main.ts')], {
     cwd: ROOT,
@@ -36,11 +56,10 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${logs.join('\n')}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${logs.join('\n')}`)), 60_000);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       const lines = buffer.split('\n');
@@ -49,9 +68,9 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
         logs.push(line);
         try {
           const entry = JSON.parse(line) as { event?: string; port?: number };
-          if (entry.event === 'listening' && entry.port) {
+          if (entry.event === readyEvent && (entry.port || readyEvent === 'worker_started')) {
             clearTimeout(timer);
-            resolve(entry.port);
+            resolve(entry.port ?? 0);
           }
         } catch {
           // not JSON

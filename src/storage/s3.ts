@@ -1,0 +1,197 @@
+// Inputs and results in an S3-compatible bucket, for API nodes and workers on different machines:
+//   <prefix>inputs/<job_id>          the input of a queued or running job
+//   <prefix>results/<token>.<ext>    a finished result, until it expires
+// Uploads still stream to the receiving node's disk first (their size and format are checked
+// before they become a job), and engines work on local files in a local work directory; this
+// class moves files between those and the bucket. Downloads stream from the bucket through the API
+// node, so the download URL keeps the spec's shape and the bucket stays private.
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { S3StorageConfig } from '../config.ts';
+import { LocalStorage } from './local.ts';
+import type { FileStorage, ResultHandle } from './types.ts';
+
+const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
+const EXTENSION_PATTERN = /^[a-z0-9]+(\.[a-z0-9]+)?$/;
+
+function checked(value: string, pattern: RegExp): string {
+  if (!pattern.test(value)) throw new Error(`refusing unsafe storage name ${JSON.stringify(value)}`);
+  return value;
+}
+
+function isNotFound(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  const name = (error as { name?: string }).name;
+  return status === 404 || name === 'NotFound' || name === 'NoSuchKey';
+}
+
+export class S3Storage implements FileStorage {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  /** The node's own disk: uploads being received and work directories. */
+  private readonly scratch: LocalStorage;
+
+  constructor(settings: S3StorageConfig, scratch: LocalStorage) {
+    this.bucket = settings.bucket;
+    this.prefix = settings.prefix;
+    this.scratch = scratch;
+    // Credentials come from the SDK's usual chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,
+    // a profile, or an instance role.
+    this.client = new S3Client({
+      region: settings.region,
+      endpoint: settings.endpoint,
+      forcePathStyle: settings.forcePathStyle,
+      // Some S3-compatible servers reject the SDK's newer default checksums.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  private inputKey(jobId: string): string {
+    return `${this.prefix}inputs/${checked(jobId, ID_PATTERN)}`;
+  }
+
+  private resultKey(token: string, ext: string): string {
+    return `${this.prefix}results/${checked(token, ID_PATTERN)}.${checked(ext, EXTENSION_PATTERN)}`;
+  }
+
+  /** Fails at start with a clear message when the bucket is missing or the credentials are wrong. */
+  async init(): Promise<void> {
+    try {
+      await this.checkAvailable();
+    } catch (error) {
+      throw new Error(`the S3 bucket "${this.bucket}" cannot be used (${error instanceof Error ? error.message : String(error)}): create it and check the endpoint and credentials`, { cause: error });
+    }
+  }
+
+  async checkAvailable(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      throw new Error(status ? `the bucket answered HTTP ${status}` : (error instanceof Error ? error.message : String(error)), { cause: error });
+    }
+  }
+
+  newUploadPath(): string {
+    return this.scratch.newUploadPath();
+  }
+
+  private async put(key: string, localPath: string): Promise<number> {
+    const { size } = await fs.stat(localPath);
+    // Multipart for large files, streamed from disk: memory stays flat whatever the size.
+    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: createReadStream(localPath), ContentLength: size } }).done();
+    return size;
+  }
+
+  async commitInput(jobId: string, uploadPath: string): Promise<void> {
+    await this.put(this.inputKey(jobId), uploadPath);
+    await fs.rm(uploadPath, { force: true });
+  }
+
+  async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {
+    const target = path.join(workDir, `input.${checked(ext, EXTENSION_PATTERN)}`);
+    const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.inputKey(jobId) }));
+    await pipeline(object.Body as Readable, createWriteStream(target, { flags: 'wx', mode: 0o600 }));
+    return target;
+  }
+
+  async deleteInput(jobId: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.inputKey(jobId) }));
+  }
+
+  createWorkDir(jobId: string): Promise<string> {
+    return this.scratch.createWorkDir(jobId);
+  }
+
+  removeWorkDir(jobId: string): Promise<void> {
+    return this.scratch.removeWorkDir(jobId);
+  }
+
+  async commitResult(token: string, ext: string, localPath: string): Promise<number> {
+    const size = await this.put(this.resultKey(token, ext), localPath);
+    await fs.rm(localPath, { force: true });
+    return size;
+  }
+
+  async openResult(token: string, ext: string): Promise<ResultHandle | undefined> {
+    const key = this.resultKey(token, ext);
+    let size: number;
+    try {
+      size = (await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))).ContentLength ?? 0;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    const controller = new AbortController();
+    return {
+      size,
+      open: (range) => {
+        // The HTTP layer wants a stream at once; the object's bytes flow into it when S3 answers.
+        const stream = new PassThrough();
+        const Range = range ? `bytes=${range.start}-${range.end}` : undefined;
+        this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range }), { abortSignal: controller.signal })
+          .then((object) => pipeline(object.Body as Readable, stream))
+          .catch((error: unknown) => stream.destroy(error instanceof Error ? error : new Error(String(error))));
+        stream.on('close', () => controller.abort());
+        return stream;
+      },
+      close: () => controller.abort(),
+    };
+  }
+
+  async deleteResult(token: string, ext: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.resultKey(token, ext) }));
+  }
+
+  /** Every object under a folder of the prefix, with its age. */
+  private async *list(folder: string): AsyncGenerator<{ key: string; name: string; modified: number }> {
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${folder}/`, ContinuationToken }));
+      for (const object of page.Contents ?? []) {
+        if (!object.Key) continue;
+        yield { key: object.Key, name: object.Key.slice(this.prefix.length + folder.length + 1), modified: object.LastModified?.getTime() ?? 0 };
+      }
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+  }
+
+  async removeOrphans(isLiveJob: (jobId: string) => boolean, uploadMaxAgeMs: number, resultMaxAgeMs: number): Promise<number> {
+    let removed = await this.scratch.removeOrphans(isLiveJob, uploadMaxAgeMs, resultMaxAgeMs);
+    const now = Date.now();
+    // An input belongs to a live job, or is a minute-old leftover of an upload whose job was never
+    // recorded; a result older than a lifetime belongs to no job any more (see LocalStorage).
+    for await (const object of this.list('inputs')) {
+      if (isLiveJob(object.name) || now - object.modified < 60_000) continue;
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: object.key }));
+      removed++;
+    }
+    for await (const object of this.list('results')) {
+      if (now - object.modified < resultMaxAgeMs) continue;
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: object.key }));
+      removed++;
+    }
+    return removed;
+  }
+
+  freeBytes(): Promise<number> {
+    return this.scratch.freeBytes();
+  }
+
+  diskSpace(): Promise<{ freeBytes: number; totalBytes: number }> {
+    return this.scratch.diskSpace();
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
