@@ -17,6 +17,8 @@ export class LocalQueue implements JobQueue {
 
   async enqueue(jobId: string): Promise<void> {
     if (this.stopping) return; // taken up again from the store after the restart
+    // A job already in line or running is not added twice (as with BullMQ's job ids).
+    if (this.running.has(jobId) || this.pending.includes(jobId)) return;
     this.pending.push(jobId);
     this.pump();
   }

@@ -37,6 +37,7 @@ export class BullQueue implements JobQueue {
   private readonly options: BullQueueOptions;
   private readonly queue: Queue;
   private worker: Worker | undefined;
+  private workerConnection: Redis | undefined;
   private readonly running = new Set<AbortController>();
 
   constructor(options: BullQueueOptions) {
@@ -73,6 +74,7 @@ export class BullQueue implements JobQueue {
   start(handler: JobHandler): void {
     const connection = connectRedis(this.options.redisUrl, { name: 'worker', blocking: true });
     connection.on('error', () => undefined);
+    this.workerConnection = connection;
     this.worker = new Worker(QUEUE_NAME, async (job: Job, token?: string) => {
       const controller = new AbortController();
       this.running.add(controller);
@@ -111,5 +113,7 @@ export class BullQueue implements JobQueue {
       }
     }
     await this.queue.close();
+    // BullMQ closes only the connections it made itself.
+    this.workerConnection?.disconnect();
   }
 }
