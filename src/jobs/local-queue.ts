@@ -3,6 +3,8 @@
 // service.ts), so losing this memory in a crash loses nothing.
 import type { JobHandler, JobQueue } from './types.ts';
 
+const RETRY_INTERRUPTED_MS = 2000;
+
 export class LocalQueue implements JobQueue {
   private readonly pending: string[] = [];
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
@@ -50,7 +52,10 @@ export class LocalQueue implements JobQueue {
       // The handler records its own failures; an interrupted job stays unfinished in the store,
       // from which the next start takes it up again.
       const done = handler(jobId, controller.signal)
-        .then(() => undefined, () => undefined)
+        .then((outcome) => {
+          // Interrupted while the service keeps running (its file storage was away): try again soon.
+          if (outcome === 'interrupted' && !this.stopping) setTimeout(() => void this.enqueue(jobId), RETRY_INTERRUPTED_MS).unref();
+        }, () => undefined)
         .finally(() => {
           this.running.delete(jobId);
           this.pump();

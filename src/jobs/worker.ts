@@ -123,6 +123,12 @@ export class JobWorker {
         log.info({ event: 'job_interrupted' }, 'job interrupted by shutdown; it will run again');
         return 'interrupted';
       }
+      if (error instanceof ConvertdError && error.code === 'unavailable') {
+        // Redis or the object store is away for a moment: not the file's fault. The job runs
+        // again (its attempts stay bounded by CONVERTD_MAX_ATTEMPTS).
+        log.warn({ event: 'job_interrupted', err: error.cause ?? error }, 'job interrupted: shared storage unavailable; it will run again');
+        return 'interrupted';
+      }
       // Some tools only say "write error": with next to nothing free on the disk at the moment of
       // the failure, the disk is the cause.
       const diskFull = (await storage.freeBytes().catch(() => Infinity)) < NEARLY_FULL_BYTES;

@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StorageConfig } from '../config.ts';
+import { ConvertdError } from '../errors.ts';
 import { LocalStorage } from './local.ts';
 import type { FileStorage, ResultHandle } from './types.ts';
 
@@ -24,6 +25,20 @@ const EXTENSION_PATTERN = /^[a-z0-9]+(\.[a-z0-9]+)?$/;
 function checked(value: string, pattern: RegExp): string {
   if (!pattern.test(value)) throw new Error(`refusing unsafe storage name ${JSON.stringify(value)}`);
   return value;
+}
+
+/**
+ * The object store cannot be reached or is failing for a while (no answer, 5xx): a request that
+ * needs it gets 503 with Retry-After, as when Redis is down, not a 500.
+ */
+function storeUnavailable(error: unknown): unknown {
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  if (status !== undefined && status < 500) return error;
+  if (status === 501) return error; // the server lacks a feature: a configuration problem, not an outage
+  const unavailable = new ConvertdError('unavailable', 'The service cannot reach its file storage right now: try again after the time in Retry-After.',
+    {}, { 'retry-after': '10' });
+  unavailable.cause = error;
+  return unavailable;
 }
 
 function isNotFound(error: unknown): boolean {
@@ -93,14 +108,22 @@ export class S3Storage implements FileStorage {
   }
 
   async commitInput(jobId: string, uploadPath: string): Promise<void> {
-    await this.put(this.inputKey(jobId), uploadPath);
+    try {
+      await this.put(this.inputKey(jobId), uploadPath);
+    } catch (error) {
+      throw storeUnavailable(error);
+    }
     await fs.rm(uploadPath, { force: true });
   }
 
   async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {
     const target = path.join(workDir, `input.${checked(ext, EXTENSION_PATTERN)}`);
-    const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.inputKey(jobId) }));
-    await pipeline(object.Body as Readable, createWriteStream(target, { flags: 'wx', mode: 0o600 }));
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.inputKey(jobId) }));
+      await pipeline(object.Body as Readable, createWriteStream(target, { flags: 'wx', mode: 0o600 }));
+    } catch (error) {
+      throw storeUnavailable(error);
+    }
     return target;
   }
 
@@ -117,7 +140,12 @@ export class S3Storage implements FileStorage {
   }
 
   async commitResult(token: string, ext: string, localPath: string): Promise<number> {
-    const size = await this.put(this.resultKey(token, ext), localPath);
+    let size: number;
+    try {
+      size = await this.put(this.resultKey(token, ext), localPath);
+    } catch (error) {
+      throw storeUnavailable(error);
+    }
     await fs.rm(localPath, { force: true });
     return size;
   }
@@ -129,7 +157,7 @@ export class S3Storage implements FileStorage {
       size = (await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))).ContentLength ?? 0;
     } catch (error) {
       if (isNotFound(error)) return undefined;
-      throw error;
+      throw storeUnavailable(error);
     }
     const controller = new AbortController();
     return {

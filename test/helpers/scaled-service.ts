@@ -12,7 +12,13 @@ export function sharedS3(): Promise<S3Server> {
   return s3;
 }
 
-export async function startScaledService(env: Record<string, string>, dataDir?: string): Promise<RunningServer> {
+export interface ScaledService extends RunningServer {
+  /** The bucket holding this service's files (under the prefix "convertd/"). */
+  readonly bucket: string;
+  readonly s3: S3Server;
+}
+
+export async function startScaledService(env: Record<string, string>, dataDir?: string): Promise<ScaledService> {
   const redis = await startRedis();
   const objectStore = await sharedS3();
   const bucket = await objectStore.createBucket();
@@ -23,6 +29,8 @@ export async function startScaledService(env: Record<string, string>, dataDir?: 
   const api = await startProcess({ ...shared, CONVERTD_ROLE: 'api' }, dataDir, 'listening', logs);
   return {
     ...api,
+    bucket,
+    s3: objectStore,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       const code = await api.stop(signal);
       await worker.stop(signal);
