@@ -6,7 +6,9 @@
 //   3. throughput at concurrency 1, 2, 4 (8 in the full run) for a mixed workload, with the
 //      latency of /api/progress measured by autocannon meanwhile, and idle;
 //   4. uploads: 1, 20 and 50 concurrent 25 MB uploads, throughput and the server's peak RSS;
-//   5. start-up: to listening, and to the first LibreOffice conversion.
+//   5. start-up: to listening, and to the first LibreOffice conversion;
+//   6. scale-out: jobs/s with one and two workers behind an API node on Redis + S3 (real
+//      redis-server and Swift, as in the tests), against the embedded service.
 // Every figure is the median of several runs, with the spread (min-max). Not a test: nothing here
 // is asserted; `npm test` never times anything.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -19,6 +21,8 @@ import sharp from 'sharp';
 import { ConvertdClient } from '../src/client/convertd-client.ts';
 import { documentSamples, TEXT_SAMPLES } from '../test/helpers/documents.ts';
 import { noisePng, sampleImage } from '../test/helpers/fixtures.ts';
+import { startRedis, startS3, type RedisServer, type S3Server } from '../test/helpers/backing-servers.ts';
+import { startProcess, startWorker, type RunningServer } from '../test/helpers/server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') } } });
@@ -238,6 +242,51 @@ try {
 
   table('5. Start-up', 'Milliseconds from spawning `node src/main.ts` (fresh data directory): to listening (every engine probed, the LibreOffice pool warm), and to the first docx → pdf downloaded.',
     ['to listening', 'to the first office conversion'], [[fmt(stat(startups)), fmt(stat(firstOffice))]]);
+
+  // 6. Scale-out.
+  await service.stop();
+  services.length = 0;
+  const batch = QUICK ? 8 : 16;
+  const cpuBound = ['large.wav:mp3', 'large.jpg:webp'];
+  /** Submits `batch` CPU-bound jobs at once and returns jobs per second until the last is done. */
+  const jobsPerSecond = async (url: string) => {
+    const api = new ConvertdClient(url);
+    const ms = await timed(() => Promise.all(Array.from({ length: batch }, async (_, i) => {
+      const [name, target] = cpuBound[i % cpuBound.length]!.split(':') as [string, string];
+      await api.convert(new Blob([files[name]!]), name, target, { events: true });
+    })));
+    return batch / (ms / 1000);
+  };
+  const scaleRows: string[][] = [];
+  const embedded = await startService(path.join(work, 'embedded'), { CONVERTD_CONCURRENCY: '2' });
+  await jobsPerSecond(embedded.url); // warm-up
+  scaleRows.push(['embedded, one process, concurrency 2', fmt(await repeat(Math.min(RUNS, 3), () => jobsPerSecond(embedded.url)), 2)]);
+  await embedded.stop();
+  let redis: RedisServer | undefined;
+  let s3: S3Server | undefined;
+  const nodes: RunningServer[] = [];
+  try {
+    redis = await startRedis();
+    s3 = await startS3();
+    const shared = {
+      ...s3.env(await s3.createBucket()), CONVERTD_REDIS_URL: redis.url, CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off',
+      CONVERTD_CONCURRENCY: '1', CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LOG_LEVEL: 'warn',
+    };
+    const api = await startProcess({ ...shared, CONVERTD_ROLE: 'api', CONVERTD_LOG_LEVEL: 'info' }, path.join(work, 'api'), 'listening');
+    nodes.push(api);
+    for (const workerCount of [1, 2]) {
+      nodes.push(await startWorker({ ...shared, CONVERTD_LOG_LEVEL: 'info' }, path.join(work, `worker-${workerCount}`)));
+      await jobsPerSecond(api.url); // warm-up
+      const rate = await repeat(Math.min(RUNS, 3), () => jobsPerSecond(api.url));
+      scaleRows.push([`API node + ${workerCount} worker${workerCount > 1 ? 's' : ''} (concurrency 1 each), Redis + S3`, fmt(rate, 2)]);
+    }
+  } finally {
+    await Promise.all(nodes.map((node) => node.stop()));
+    await redis?.stop();
+    await s3?.stop();
+  }
+  table('6. Scale-out', `Jobs per second for a batch of ${batch} CPU-bound jobs submitted at once (${cpuBound.join(', ')}), until the last is downloaded. Every job costs CPU seconds; a worker with concurrency 1 uses one core, so on this ${os.cpus().length}-core machine two workers are the ceiling and the API node, Redis and Swift share the same cores. The second worker's gain is what extrapolates: workers on machines of their own add their own cores, until Redis (a few round trips per job) or the object store (the input and the result cross the network once each) saturates, which for jobs of seconds is far beyond a handful of machines. The embedded row shows the cost of the shared backends on one machine.`,
+    ['topology', 'jobs/s'], scaleRows);
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const machine = `${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
