@@ -22,7 +22,7 @@ import { ConvertdClient } from '../src/client/convertd-client.ts';
 import { documentSamples, TEXT_SAMPLES } from '../test/helpers/documents.ts';
 import { noisePng, sampleImage } from '../test/helpers/fixtures.ts';
 import { startRedis, startS3, type RedisServer, type S3Server } from '../test/helpers/backing-servers.ts';
-import { startProcess, startWorker, type RunningServer } from '../test/helpers/server.ts';
+import { startApiNode, startWorker, type RunningServer } from '../test/helpers/server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') } } });
@@ -272,7 +272,7 @@ try {
       ...s3.env(await s3.createBucket()), CONVERTD_REDIS_URL: redis.url, CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off',
       CONVERTD_CONCURRENCY: '1', CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LOG_LEVEL: 'warn',
     };
-    const api = await startProcess({ ...shared, CONVERTD_ROLE: 'api', CONVERTD_LOG_LEVEL: 'info' }, path.join(work, 'api'), 'listening');
+    const api = await startApiNode({ ...shared, CONVERTD_LOG_LEVEL: 'info' }, path.join(work, 'api'));
     nodes.push(api);
     for (const workerCount of [1, 2]) {
       nodes.push(await startWorker({ ...shared, CONVERTD_LOG_LEVEL: 'info' }, path.join(work, `worker-${workerCount}`)));

@@ -32,7 +32,7 @@ function recordingFetch(log: Array<{ url: string; status: number }>): typeof fet
 }
 
 function runCli(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, CONVERTD_URL: '' } });
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, CONVERTD_URL: '', CONVERTD_REDIS_URL: '' } });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -159,6 +159,18 @@ test('the CLI converts files, prints JSON for machines, and exits with codes scr
   const limits = runCli(['limits', '--server', server.url, '--json']);
   assert.equal(limits.status, 0);
   assert.equal((JSON.parse(limits.stdout) as { max_file_size_bytes: number }).max_file_size_bytes, 26_214_400);
-  assert.equal(runCli(['serve', '--help']).status, 0);
+  const serveHelp = runCli(['serve', '--help']);
+  assert.equal(serveHelp.status, 0);
+  assert.match(serveHelp.stdout, /--no-workers/);
+  assert.match(serveHelp.stdout, /CONVERTD_REDIS_URL/);
+  const workerHelp = runCli(['worker', '--help']);
+  assert.equal(workerHelp.status, 0);
+  assert.match(workerHelp.stdout, /--concurrency N/);
+  // API nodes and workers share jobs through Redis: without it they refuse to start, saying why.
+  for (const args of [['worker'], ['serve', '--no-workers']]) {
+    const alone = runCli([...args, '--data-dir', dir]);
+    assert.equal(alone.status, 2, `convertd ${args.join(' ')} without Redis: exit 2`);
+    assert.match(alone.stderr, /needs CONVERTD_REDIS_URL/);
+  }
   await fs.rm(dir, { recursive: true, force: true });
 });

@@ -13,7 +13,7 @@ import { startRedis, type RedisServer } from './helpers/backing-servers.ts';
 import { MARKER, TEXT_SAMPLES } from './helpers/documents.ts';
 import { sampleImage } from './helpers/fixtures.ts';
 import { sharedS3, startScaledService } from './helpers/scaled-service.ts';
-import { startProcess, startWorker, tempDir, type RunningServer } from './helpers/server.ts';
+import { startApiNode, startWorker, tempDir, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -73,7 +73,7 @@ describe('scale-out: 2 API nodes, 2 workers, Redis, S3', () => {
       CONVERTD_CONCURRENCY: '1', CONVERTD_LIBREOFFICE_POOL: '1',
     };
     workers = await Promise.all(workerLogs.map(async (logs) => startWorker(env, await tempDir(), logs)));
-    apis = await Promise.all([0, 1].map(() => startProcess({ ...env, CONVERTD_ROLE: 'api' }, undefined, 'listening')));
+    apis = await Promise.all([0, 1].map(() => startApiNode(env)));
   });
 
   after(async () => {

@@ -1,8 +1,9 @@
-// The scale-out topology as one "server" for suites written against startServer: an API node and
-// a worker sharing a real Redis (one per service, so suites stay independent) and a bucket on a
-// real S3 server (one Swift per test process, a fresh bucket per service).
+// The scale-out topology as one "server" for suites written against startServer: an API node
+// (`convertd serve --no-workers`) and a worker (`convertd worker`) sharing a real Redis (one per
+// service, so suites stay independent) and a bucket on a real S3 server (one Swift per test
+// process, a fresh bucket per service).
 import { startRedis, startS3, type S3Server } from './backing-servers.ts';
-import { startProcess, startWorker, tempDir, type RunningServer } from './server.ts';
+import { startApiNode, startWorker, tempDir, type RunningServer } from './server.ts';
 
 let s3: Promise<S3Server> | undefined;
 
@@ -26,7 +27,7 @@ export async function startScaledService(env: Record<string, string>, dataDir?: 
   // One log for both processes: a job's lines come from the worker, a request's from the API node.
   const logs: string[] = [];
   const worker = await startWorker(shared, await tempDir(), logs);
-  const api = await startProcess({ ...shared, CONVERTD_ROLE: 'api' }, dataDir, 'listening', logs);
+  const api = await startApiNode(shared, dataDir, logs);
   return {
     ...api,
     bucket,

@@ -33,18 +33,25 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
     const { startScaledService } = await import('./scaled-service.ts');
     return startScaledService(env, dataDir);
   }
-  return startProcess(env, dataDir, 'listening');
+  return startProcess([path.join(ROOT, 'src', 'main.ts')], env, dataDir, 'listening');
 }
 
-/** Starts a worker-only process (CONVERTD_ROLE=worker); resolves once it takes jobs. */
+const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
+
+/** `convertd worker`, as a user starts one; resolves once it takes jobs. */
 export function startWorker(env: Record<string, string>, dataDir?: string, logs: string[] = []): Promise<RunningServer> {
-  return startProcess({ ...env, CONVERTD_ROLE: 'worker' }, dataDir, 'worker_started', logs);
+  return startProcess([CLI, 'worker'], env, dataDir, 'worker_started', logs);
 }
 
-/** Runs src/main.ts and waits for the log event that says it is up. */
-export async function startProcess(env: Record<string, string>, dataDir: string | undefined, readyEvent: 'listening' | 'worker_started', logs: string[] = []): Promise<RunningServer> {
+/** `convertd serve --no-workers`: an API node; resolves once it listens. */
+export function startApiNode(env: Record<string, string>, dataDir?: string, logs: string[] = []): Promise<RunningServer> {
+  return startProcess([CLI, 'serve', '--no-workers'], env, dataDir, 'listening', logs);
+}
+
+/** Runs a node script of the service and waits for the log event that says it is up. */
+export async function startProcess(argv: string[], env: Record<string, string>, dataDir: string | undefined, readyEvent: 'listening' | 'worker_started', logs: string[] = []): Promise<RunningServer> {
   const dir = dataDir ?? (await tempDir());
-  const child = spawn(process.execPath, [path.join(ROOT, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: {
       ...process.env,
