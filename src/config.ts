@@ -41,6 +41,8 @@ export interface Config {
   readonly libreofficeQueue: number;
   /** "auto": engines run in bubblewrap, and the service refuses to start without it; "off": unconfined. */
   readonly sandbox: 'auto' | 'off';
+  /** Per-engine wall-clock limits in seconds (engine id → seconds), over each engine's default. */
+  readonly engineTimeouts: Readonly<Record<string, number>>;
   /** What this process runs: the API and workers ("all", the embedded default), the API only, or workers only. */
   readonly role: 'all' | 'api' | 'worker';
   /** Redis for the job store, queue (BullMQ) and rate-limit counters; undefined: embedded SQLite and memory. */
@@ -107,6 +109,17 @@ function startMode(raw: string | undefined): 'eager' | 'lazy' {
   throw new ConfigError(`CONVERTD_LIBREOFFICE_START: "${raw}" must be "eager" (the default) or "lazy"`);
 }
 
+/** Parses "libreoffice=120,pandoc=30" (engine id = seconds). */
+export function parseEngineTimeouts(raw: string | undefined): Record<string, number> {
+  const timeouts: Record<string, number> = {};
+  for (const part of (raw ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([a-z0-9]+)\s*=\s*(\d+)$/.exec(part);
+    if (!match || Number(match[2]) < 1) throw new ConfigError(`CONVERTD_ENGINE_TIMEOUTS: "${part}" is not of the form engine=seconds (for example libreoffice=120)`);
+    timeouts[match[1]!] = Number(match[2]);
+  }
+  return timeouts;
+}
+
 function roleOf(raw: string | undefined): Config['role'] {
   const value = raw?.trim().toLowerCase() || 'all';
   if (value === 'all' || value === 'api' || value === 'worker') return value;
@@ -171,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     libreofficeMaxJobs: integer(env, 'CONVERTD_LIBREOFFICE_MAX_JOBS', 100, 1),
     libreofficeStart: startMode(env.CONVERTD_LIBREOFFICE_START),
     libreofficeQueue: integer(env, 'CONVERTD_LIBREOFFICE_QUEUE', 100, 0),
+    engineTimeouts: parseEngineTimeouts(env.CONVERTD_ENGINE_TIMEOUTS),
     role: roleOf(env.CONVERTD_ROLE),
     redisUrl: redisUrlOf(env.CONVERTD_REDIS_URL),
     storage: storageOf(env),

@@ -131,11 +131,17 @@ async function main(): Promise<void> {
   }, log);
   // An API node probes the engines too: its catalogue and route checks come from them, so API
   // nodes and workers must have the same engines installed.
-  const engines = await EngineRegistry.start([
+  const allEngines = [
     new SharpEngine(), new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(),
     new FontEngine(), new ArchiveEngine(), new DataEngine(), libreoffice, new PandocEngine(), new PopplerEngine(),
     new GhostscriptEngine(), new Img2PdfEngine(), new CalibreEngine(),
-  ], log);
+  ];
+  const unknownEngines = Object.keys(config.engineTimeouts).filter((id) => !allEngines.some((engine) => engine.id === id));
+  if (unknownEngines.length > 0) {
+    process.stderr.write(`convertd: invalid configuration: CONVERTD_ENGINE_TIMEOUTS names no engine "${unknownEngines.join('", "')}": use ${allEngines.map((e) => e.id).join(', ')}\n`);
+    process.exit(2);
+  }
+  const engines = await EngineRegistry.start(allEngines, log);
   const metrics = new Metrics({
     queueWaiting: () => queue.waiting(),
     jobsRunning: () => queue.active(),

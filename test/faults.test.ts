@@ -124,3 +124,30 @@ test('SIGKILL mid-download: the result is whole and downloadable after the resta
     await server.stop('SIGKILL');
   }
 });
+
+test('an engine over its own time limit (CONVERTD_ENGINE_TIMEOUTS) fails the job as timeout, naming the step, and leaves no process behind', async () => {
+  const server = await startServer({ ...ENV, CONVERTD_ENGINE_TIMEOUTS: 'ffmpeg=2' });
+  try {
+    const jobId = await submitOk(server.url, await longVideo(), 'long.mp4', 'webm');
+    const { final } = await waitForJob(server.url, jobId, { timeoutMs: 60_000 });
+    assert.equal(final.status, 'error');
+    assert.equal(final.error!.code, 'timeout');
+    assert.match(final.error!.message, /ffmpeg step took longer than its limit of 2 s/);
+    // The service carries on with work within the limits.
+    const { record } = await convert(server.url, await sampleImage('png'), 'after.png', 'webp');
+    assert.equal(record.status, 'done');
+    assert.deepEqual((await enginesIn(server.dataDir)).filter((e) => /ffmpeg/.test(e)), [], 'the timed-out ffmpeg was killed');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('CONVERTD_ENGINE_TIMEOUTS is checked at start: a malformed value or an unknown engine stops the service with a message', async () => {
+  for (const [value, message] of [['libreoffice:5', /not of the form engine=seconds/], ['soffice=5', /names no engine "soffice"/]] as const) {
+    await assert.rejects(startServer({ CONVERTD_ENGINE_TIMEOUTS: value }), (error: Error) => {
+      assert.match(error.message, /exited with 2/);
+      assert.match(error.message, message);
+      return true;
+    });
+  }
+});

@@ -3,6 +3,7 @@
 // own yet (the image engine runs in-process), so it is exercised directly with real programs.
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { ConvertdError } from '../src/errors.ts';
 import { ensureSuccess, runProcess } from '../src/process/runner.ts';
@@ -74,4 +75,14 @@ test('resource limits: the output size cap stops a program that writes too much'
   const dd = await runProcess('/bin/dd', ['if=/dev/zero', `of=${cwd}/big`, 'bs=1M', 'count=5'], { cwd, timeoutMs: 10_000, limits: { fileSizeBytes: 1_000_000 } });
   assert.notEqual(dd.exitCode, 0);
   assert.ok((await fs.stat(`${cwd}/big`)).size <= 1_000_000);
+});
+
+test('a program stopped while nobody reads its output any more still ends (no hang on a full pipe)', { timeout: 30_000 }, async () => {
+  const dir = await tempDir();
+  // A consumer that stopped reading, as the archive engine's parser does once a cap trips.
+  const stalled = new PassThrough({ highWaterMark: 16 });
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new Error('cap tripped')), 300);
+  await assert.rejects(runProcess('/usr/bin/yes', [], { cwd: dir, timeoutMs: 60_000, signal: controller.signal, stdout: stalled }), /cap tripped/);
+  await fs.rm(dir, { recursive: true, force: true });
 });

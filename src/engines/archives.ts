@@ -77,6 +77,7 @@ function readFailure(result: RunResult): ConvertdError {
 
 export class ArchiveEngine implements Engine {
   readonly id = 'archives';
+  readonly timeoutSeconds = 300;
   readonly edges = EDGES;
   readonly reportsProgress = true;
 

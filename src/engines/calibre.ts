@@ -30,6 +30,7 @@ const ENV = {
 
 export class CalibreEngine implements Engine {
   readonly id = 'calibre';
+  readonly timeoutSeconds = 600;
   readonly edges = EDGES;
   readonly reportsProgress = true;
 

@@ -25,6 +25,7 @@ const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) =>
 
 export class DataEngine implements Engine {
   readonly id = 'data';
+  readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

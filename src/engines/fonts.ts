@@ -26,6 +26,7 @@ const EDGES: ConversionEdge[] = [
 
 export class FontEngine implements Engine {
   readonly id = 'fonttools';
+  readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

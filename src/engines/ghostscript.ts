@@ -55,6 +55,7 @@ const EDGES: ConversionEdge[] = [{ from: 'pdf', to: 'pdfa', cost: 3 }];
 
 export class GhostscriptEngine implements Engine {
   readonly id = 'ghostscript';
+  readonly timeoutSeconds = 300;
   readonly edges = EDGES;
   readonly reportsProgress = false;
   private prologue = '';

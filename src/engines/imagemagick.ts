@@ -31,6 +31,7 @@ const ENV = { MAGICK_CONFIGURE_PATH: POLICY_DIR, MAGICK_THREAD_LIMIT: '1' };
 
 export class ImageMagickEngine implements Engine {
   readonly id = 'imagemagick';
+  readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

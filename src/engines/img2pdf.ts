@@ -14,6 +14,7 @@ const EDGES: ConversionEdge[] = [{ from: 'png', to: 'pdf', cost: 2 }, { from: 'j
 
 export class Img2PdfEngine implements Engine {
   readonly id = 'img2pdf';
+  readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

@@ -109,6 +109,7 @@ export type LibreOfficeOptions = Omit<OfficePoolOptions, 'log'>;
 
 export class LibreOfficeEngine implements Engine {
   readonly id = 'libreoffice';
+  readonly timeoutSeconds = 300;
   readonly edges: readonly ConversionEdge[] = FAMILIES.flatMap(edgesOf);
   readonly reportsProgress = false;
   readonly pool: OfficePool;

@@ -54,6 +54,7 @@ const EDGES: ConversionEdge[] = Object.keys(READERS).flatMap((from) => Object.ke
 
 export class PandocEngine implements Engine {
   readonly id = 'pandoc';
+  readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

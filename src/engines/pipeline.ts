@@ -17,6 +17,14 @@ export interface PipelineRequest {
   readonly signal: AbortSignal;
   /** Overall progress, 0..1, never decreasing. */
   readonly onProgress: (fraction: number) => void;
+  /** Per-engine limits in seconds from CONVERTD_ENGINE_TIMEOUTS, over the engines' own. */
+  readonly engineTimeouts?: Readonly<Record<string, number>>;
+}
+
+/** The wall-clock limit of one step: the engine's, but never beyond what the job has left. */
+export function stepTimeoutMs(engine: { id: string; timeoutSeconds?: number }, jobRemainingMs: number, overrides: Readonly<Record<string, number>> = {}): number {
+  const seconds = overrides[engine.id] ?? engine.timeoutSeconds;
+  return Math.max(1, Math.floor(Math.min(jobRemainingMs, seconds === undefined ? Infinity : seconds * 1000)));
 }
 
 /** How often the time-based estimate moves for engines that report no progress of their own. */
@@ -51,6 +59,7 @@ export async function checkOutput(file: string, format: string, maxBytes: number
 /** Runs every step of the route and returns the path of the final output. */
 export async function runPipeline(request: PipelineRequest): Promise<string> {
   const { route, workDir, limits, signal } = request;
+  const jobDeadline = performance.now() + limits.timeoutMs;
   const totalCost = route.reduce((sum, step) => sum + step.cost, 0);
   let doneCost = 0;
   let current = request.input;
@@ -78,6 +87,8 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
       ticker = setInterval(() => stepProgress(estimatedFraction((performance.now() - started) / 1000, expected)), ESTIMATE_TICK_MS);
       ticker.unref();
     }
+    const timeoutMs = stepTimeoutMs(step.engine, jobDeadline - performance.now(), request.engineTimeouts);
+    const stepTimer = AbortSignal.timeout(timeoutMs);
     try {
       await step.engine.convert({
         input: current,
@@ -86,9 +97,15 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
         to: step.to,
         workDir,
         onProgress: (fraction) => stepProgress(Math.min(0.99, fraction)),
-        signal,
-        limits,
+        signal: AbortSignal.any([signal, stepTimer]),
+        limits: { ...limits, timeoutMs },
       });
+    } catch (error) {
+      // The step's own limit ran out (engines report it as a timeout, or as the abort they saw).
+      if (stepTimer.aborted && !signal.aborted) {
+        throw new ConvertdError('timeout', `The ${step.engine.id} step took longer than its limit of ${Math.round(timeoutMs / 1000)} s: send a smaller or simpler file.`);
+      }
+      throw error;
     } finally {
       if (ticker) clearInterval(ticker);
     }

@@ -34,6 +34,7 @@ const EDGES: ConversionEdge[] = [
 
 export class PopplerEngine implements Engine {
   readonly id = 'poppler';
+  readonly timeoutSeconds = 180;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

@@ -39,6 +39,7 @@ export function declaredSize(head: string): { width: number; height: number } | 
 
 export class RsvgEngine implements Engine {
   readonly id = 'rsvg';
+  readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

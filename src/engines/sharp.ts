@@ -58,6 +58,7 @@ function classify(error: unknown, stage: 'read' | 'write'): ConvertdError {
 
 export class SharpEngine implements Engine {
   readonly id = 'sharp';
+  readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;
 

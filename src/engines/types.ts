@@ -60,6 +60,12 @@ export interface Engine {
    * time-based estimate from estimateSeconds.
    */
   readonly reportsProgress: boolean;
+  /**
+   * Wall-clock limit of one conversion by this engine, in seconds, unless CONVERTD_ENGINE_TIMEOUTS
+   * says otherwise; the job's own limit (CONVERTD_JOB_TIMEOUT_SECONDS) always applies too. An
+   * engine without one (ffmpeg, whose work grows with the media's duration) has the job's limit.
+   */
+  readonly timeoutSeconds?: number;
   /** Expected duration of one conversion, for the time-based progress estimate. */
   estimateSeconds(inputBytes: number, from: string, to: string): number;
   /**

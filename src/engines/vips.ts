@@ -33,6 +33,7 @@ const ENV = { VIPS_CONCURRENCY: '1' };
 
 export class VipsCliEngine implements Engine {
   readonly id = 'vips';
+  readonly timeoutSeconds = 120;
   readonly edges = edges();
   readonly reportsProgress = false;
 

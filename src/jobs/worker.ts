@@ -84,6 +84,7 @@ export class JobWorker {
         input,
         workDir,
         signal,
+        engineTimeouts: config.engineTimeouts,
         limits: {
           timeoutMs: config.jobTimeoutSeconds * 1000,
           maxOutputBytes: config.maxOutputBytes,

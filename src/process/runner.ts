@@ -171,7 +171,18 @@ export function runProcess(program: string, args: readonly string[], options: Ru
     };
     // When the main process exits, grandchildren may still hold its pipes open and delay 'close'
     // for ever: kill the group at once, so that 'close' follows.
-    child.on('exit', () => killGroup(child.pid));
+    child.on('exit', () => {
+      killGroup(child.pid);
+      if (failure !== undefined) {
+        // Stopped by us: what it wrote is not wanted. 'close' waits for its stdout to be read to
+        // the end, which never happens when the consumer has stopped reading (the archive
+        // engine's parser after a cap tripped): discard the rest, and stop feeding its stdin.
+        if (options.stdout) child.stdout?.unpipe(options.stdout);
+        child.stdout?.resume();
+        // (Only the pipe's end is ours to close: the source may be a streamx stream, tar-stream's.)
+        child.stdin?.destroy();
+      }
+    });
     child.on('error', (error) => finish(error, null, null));
     child.on('close', (code, signal) => finish(undefined, code, signal));
   });
