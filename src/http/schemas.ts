@@ -73,6 +73,11 @@ export const SHARED_SCHEMAS = [
 
 const errorResponse = (description: string) => ({ description, $ref: 'Error#' });
 const ref = (id: string, description: string) => ({ description, $ref: `${id}#` });
+/** Answers every read endpoint may give: its own rate limit, and Redis or S3 away (scale-out). */
+const READ_REFUSALS = {
+  429: errorResponse('rate_limited: the per-client limit on requests other than submissions (CONVERTD_READ_RATE_LIMITS); see Retry-After.'),
+  503: errorResponse('unavailable: the service is shutting down, or (scaled out) cannot reach Redis or its object storage; see Retry-After.'),
+};
 
 export const ROUTE_SCHEMAS = {
   convert: {
@@ -91,7 +96,7 @@ export const ROUTE_SCHEMAS = {
       415: errorResponse('unsupported_format: details `detected`.'),
       422: errorResponse('unsupported_target: details `source`, `targets`.'),
       429: errorResponse('rate_limited: see Retry-After; details `limit`, `window_seconds`, `retry_after_seconds`.'),
-      503: errorResponse('busy (queue full) or unavailable (shutting down): see Retry-After.'),
+      503: errorResponse('busy (queue full), or unavailable (shutting down, or scaled out and Redis or the object storage cannot be reached): see Retry-After.'),
       507: errorResponse('insufficient_storage.'),
     },
   },
@@ -104,6 +109,7 @@ export const ROUTE_SCHEMAS = {
       200: ref('ProgressRecord', 'The job\'s state.'),
       404: errorResponse('job_not_found.'),
       410: errorResponse('expired: the job and its result passed their lifetime.'),
+      ...READ_REFUSALS,
     },
   },
   progressEvents: {
@@ -115,6 +121,7 @@ export const ROUTE_SCHEMAS = {
       200: { description: 'text/event-stream of ProgressRecord JSON objects.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
       404: errorResponse('job_not_found.'),
       410: errorResponse('expired.'),
+      ...READ_REFUSALS,
     },
   },
   download: {
@@ -128,6 +135,7 @@ export const ROUTE_SCHEMAS = {
       404: errorResponse('file_not_found.'),
       410: errorResponse('expired.'),
       416: errorResponse('range_not_satisfiable.'),
+      ...READ_REFUSALS,
     },
   },
   formats: {
@@ -140,6 +148,7 @@ export const ROUTE_SCHEMAS = {
         type: 'object', required: ['formats'],
         properties: { formats: { type: 'array', items: { $ref: 'Format#' } } },
       },
+      ...READ_REFUSALS,
     },
   },
   limits: {
@@ -166,6 +175,7 @@ export const ROUTE_SCHEMAS = {
         },
         examples: [{ max_file_size_bytes: 26214400, file_lifetime_seconds: 1800, rate_limits: [{ limit: 20, window_seconds: 60, applies_to: 'submissions', remaining: 19, reset_seconds: 42 }] }],
       },
+      ...READ_REFUSALS,
     },
   },
   healthz: {
