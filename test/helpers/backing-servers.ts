@@ -66,6 +66,7 @@ function startDetached(command: string, args: string[], cwd: string): ChildProce
 async function killGroup(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.ref(); // waiting for its exit must keep a script (the benchmark) alive
   try { process.kill(-child.pid!, 'SIGKILL'); } catch { return; }
   await exited;
 }
