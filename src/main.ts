@@ -22,7 +22,7 @@ import { PopplerEngine } from './engines/poppler.ts';
 import { RsvgEngine } from './engines/rsvg.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { VipsCliEngine } from './engines/vips.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp, buildOperationsApp } from './http/app.ts';
 import { configureSandbox } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
@@ -168,8 +168,15 @@ async function main(): Promise<void> {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     log.info({ event: 'listening', host: config.host, port, data_dir: config.dataDir, concurrency: config.concurrency, role: config.role }, `convertd listening on http://${config.host}:${port}`);
-  } else {
-    log.info({ event: 'worker_started', data_dir: config.dataDir, concurrency: config.concurrency }, 'convertd worker started');
+  }
+  // A worker listens only when given a port (CONVERTD_WORKER_PORT, `convertd worker --port`), for
+  // its health and metrics; API nodes and the embedded service serve those with the API.
+  const operations = !servesHttp && config.workerPort !== undefined ? await buildOperationsApp({ service, log, metrics }) : undefined;
+  if (operations) await operations.listen({ port: config.workerPort, host: config.host });
+  if (!servesHttp) {
+    const address = operations?.server.address();
+    const port = typeof address === 'object' && address ? address.port : undefined;
+    log.info({ event: 'worker_started', data_dir: config.dataDir, concurrency: config.concurrency, operations_port: port }, 'convertd worker started');
   }
 
   let stopping = false;
@@ -183,6 +190,7 @@ async function main(): Promise<void> {
     }, (config.shutdownGraceSeconds + 10) * 1000);
     hardStop.unref();
     await app?.close();
+    await operations?.close();
     await queue.stop(config.shutdownGraceSeconds * 1000);
     await sweeper.stop();
     await engines.close();

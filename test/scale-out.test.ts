@@ -72,7 +72,8 @@ describe('scale-out: 2 API nodes, 2 workers, Redis, S3', () => {
       CONVERTD_TRUSTED_PROXIES: '127.0.0.1', CONVERTD_READ_RATE_LIMITS: 'off',
       CONVERTD_CONCURRENCY: '1', CONVERTD_LIBREOFFICE_POOL: '1',
     };
-    workers = await Promise.all(workerLogs.map(async (logs) => startWorker(env, await tempDir(), logs)));
+    // Each worker serves its own /healthz, /readyz and /metrics on a free port.
+    workers = await Promise.all(workerLogs.map(async (logs) => startWorker({ ...env, CONVERTD_WORKER_PORT: '0' }, await tempDir(), logs)));
     apis = await Promise.all([0, 1].map(() => startApiNode(env)));
   });
 
@@ -146,6 +147,15 @@ describe('scale-out: 2 API nodes, 2 workers, Redis, S3', () => {
     for (const line of doneLines) doneCounts.set(String(line.job_id), (doneCounts.get(String(line.job_id)) ?? 0) + 1);
     assert.equal(doneCounts.size, 50);
     assert.ok([...doneCounts.values()].every((count) => count === 1), 'each job completed exactly once');
+
+    // The surviving worker's own metrics count the jobs it finished; it is ready; it serves no API.
+    const worker = workers[1]!;
+    const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+    const finishedHere = survivor.filter((e) => e.event === 'job_done').length;
+    const counted = [...metrics.matchAll(/^convertd_jobs_total\{status="done"[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    assert.equal(counted, finishedHere, 'convertd_jobs_total on the worker counts the jobs it finished');
+    assert.equal((await fetch(`${worker.url}/readyz`)).status, 200);
+    await expectError(await fetch(`${worker.url}/api/formats`), 404, 'not_found');
   });
 
   test('rate limits are exact across API nodes: 20 submissions a minute in total', async () => {

@@ -18,7 +18,7 @@ const USAGE = `convertd: a self-hosted file conversion service
 
 usage:
   convertd serve [--port N] [--host ADDRESS] [--data-dir DIR] [--no-workers]
-  convertd worker [--data-dir DIR] [--concurrency N]
+  convertd worker [--data-dir DIR] [--concurrency N] [--port N]
   convertd convert FILE... --to FORMAT [--server URL] [--out DIR] [--concurrency N] [--json]
   convertd formats [--from FORMAT] [--server URL] [--json]
   convertd limits [--server URL] [--json]
@@ -33,6 +33,8 @@ has its own engine pools.
 
   --data-dir DIR      CONVERTD_DATA_DIR: local work directories (default ./data)
   --concurrency N     CONVERTD_CONCURRENCY: conversions at once (default: the number of cores)
+  --port N            CONVERTD_WORKER_PORT: serve /healthz, /readyz and /metrics on this port
+                      (on HOST; 0 picks a free one); without it a worker serves no HTTP
 
 Every other setting is the same environment variable as for \`convertd serve\` (see its --help).`;
 
@@ -209,13 +211,14 @@ async function serveCommand(args: string[]): Promise<number> {
 }
 
 async function workerCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { 'data-dir': { type: 'string' }, concurrency: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ args, options: { 'data-dir': { type: 'string' }, concurrency: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     process.stdout.write(`${WORKER_HELP}\n`);
     return EXIT_OK;
   }
   if (values['data-dir'] !== undefined) process.env.CONVERTD_DATA_DIR = values['data-dir'];
   if (values.concurrency !== undefined) process.env.CONVERTD_CONCURRENCY = values.concurrency;
+  if (values.port !== undefined) process.env.CONVERTD_WORKER_PORT = values.port;
   process.env.CONVERTD_ROLE = 'worker';
   await import('../main.ts');
   return new Promise(() => undefined); // the worker runs until a signal stops it

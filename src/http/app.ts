@@ -16,6 +16,7 @@ import { registerConvertRoute } from './routes/convert.ts';
 import { registerDownloadRoute } from './routes/download.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerOpenApi } from './openapi.ts';
+import { READINESS_SCHEMA, SHARED_SCHEMAS } from './schemas.ts';
 import { registerWebRoutes } from './routes/web.ts';
 import { registerProgressRoute } from './routes/progress.ts';
 
@@ -149,5 +150,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerCatalogueRoutes(app, service, config, { submit: submitLimits, read: readLimits });
   registerOperationsRoutes(app, service, deps.metrics);
   await registerWebRoutes(app);
+  return app;
+}
+
+/**
+ * A worker's own small HTTP server (`convertd worker` with a port): /healthz, /readyz and
+ * /metrics only, so that an orchestrator can check it and Prometheus can scrape its conversion
+ * durations and pool figures, which only the worker has.
+ */
+export async function buildOperationsApp(deps: Pick<AppDeps, 'service' | 'log' | 'metrics'>): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomBytes(8).toString('hex'),
+  });
+  for (const schema of [...SHARED_SCHEMAS, READINESS_SCHEMA]) app.addSchema(schema);
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, new ConvertdError('not_found', 'A worker serves only /healthz, /readyz and /metrics.')));
+  registerOperationsRoutes(app, deps.service, deps.metrics);
   return app;
 }

@@ -74,10 +74,11 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
       for (const line of lines) {
         logs.push(line);
         try {
-          const entry = JSON.parse(line) as { event?: string; port?: number };
+          // A worker reports the port of its operations server, if it has one.
+          const entry = JSON.parse(line) as { event?: string; port?: number; operations_port?: number };
           if (entry.event === readyEvent && (entry.port || readyEvent === 'worker_started')) {
             clearTimeout(timer);
-            resolve(entry.port ?? 0);
+            resolve(entry.port ?? entry.operations_port ?? 0);
           }
         } catch {
           // not JSON
