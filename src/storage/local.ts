@@ -13,13 +13,13 @@ const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 const EXTENSION_PATTERN = /^[a-z0-9]+(\.[a-z0-9]+)?$/;
 
 /** Names from job ids and tokens only, never from anything a client chose freely. */
-function safeName(name: string): string {
+export function safeName(name: string): string {
   if (!ID_PATTERN.test(name)) throw new Error(`refusing unsafe storage name ${JSON.stringify(name)}`);
   return name;
 }
 
 /** Extensions are format ids from the catalogue ("png", "tar.gz"). */
-function safeExtension(ext: string): string {
+export function safeExtension(ext: string): string {
   if (!EXTENSION_PATTERN.test(ext)) throw new Error(`refusing unsafe extension ${JSON.stringify(ext)}`);
   return ext;
 }

@@ -16,16 +16,8 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StorageConfig } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
-import { LocalStorage } from './local.ts';
+import { LocalStorage, safeExtension, safeName } from './local.ts';
 import type { FileStorage, ResultHandle } from './types.ts';
-
-const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
-const EXTENSION_PATTERN = /^[a-z0-9]+(\.[a-z0-9]+)?$/;
-
-function checked(value: string, pattern: RegExp): string {
-  if (!pattern.test(value)) throw new Error(`refusing unsafe storage name ${JSON.stringify(value)}`);
-  return value;
-}
 
 /**
  * The object store cannot be reached or is failing for a while (no answer, 5xx): a request that
@@ -71,11 +63,11 @@ export class S3Storage implements FileStorage {
   }
 
   private inputKey(jobId: string): string {
-    return `${this.prefix}inputs/${checked(jobId, ID_PATTERN)}`;
+    return `${this.prefix}inputs/${safeName(jobId)}`;
   }
 
   private resultKey(token: string, ext: string): string {
-    return `${this.prefix}results/${checked(token, ID_PATTERN)}.${checked(ext, EXTENSION_PATTERN)}`;
+    return `${this.prefix}results/${safeName(token)}.${safeExtension(ext)}`;
   }
 
   /** Fails at start with a clear message when the bucket is missing or the credentials are wrong. */
@@ -117,7 +109,7 @@ export class S3Storage implements FileStorage {
   }
 
   async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {
-    const target = path.join(workDir, `input.${checked(ext, EXTENSION_PATTERN)}`);
+    const target = path.join(workDir, `input.${safeExtension(ext)}`);
     try {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.inputKey(jobId) }));
       await pipeline(object.Body as Readable, createWriteStream(target, { flags: 'wx', mode: 0o600 }));
