@@ -5,7 +5,7 @@
 // run left unfinished, and shuts down gracefully on SIGTERM/SIGINT.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { ArchiveEngine } from './engines/archives.ts';
@@ -32,7 +32,6 @@ import { BullQueue } from './jobs/redis/bullmq-queue.ts';
 import { RedisJobChanges } from './jobs/redis/redis-changes.ts';
 import { RedisJobStore } from './jobs/redis/redis-store.ts';
 import { RateLimits, redisLimiter, type LimiterFactory } from './http/rate-limits.ts';
-import type { Logger } from 'pino';
 import { JobService } from './jobs/service.ts';
 import { SqliteJobStore } from './jobs/sqlite-store.ts';
 import { Sweeper } from './jobs/sweeper.ts';
@@ -89,14 +88,17 @@ async function openStorage(config: Config, log: Logger): Promise<{ storage: File
   return { storage: s3, close: () => s3.close() };
 }
 
+/** A bad setting stops the service with exit code 2 and a message naming it. */
+function stopOnBadConfiguration(message: string): never {
+  process.stderr.write(`convertd: invalid configuration: ${message}\n`);
+  process.exit(2);
+}
+
 function readConfig(): Config {
   try {
     return loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`convertd: invalid configuration: ${error.message}\n`);
-      process.exit(2);
-    }
+    if (error instanceof ConfigError) stopOnBadConfiguration(error.message);
     throw error;
   }
 }
@@ -138,8 +140,7 @@ async function main(): Promise<void> {
   ];
   const unknownEngines = Object.keys(config.engineTimeouts).filter((id) => !allEngines.some((engine) => engine.id === id));
   if (unknownEngines.length > 0) {
-    process.stderr.write(`convertd: invalid configuration: CONVERTD_ENGINE_TIMEOUTS names no engine "${unknownEngines.join('", "')}": use ${allEngines.map((e) => e.id).join(', ')}\n`);
-    process.exit(2);
+    stopOnBadConfiguration(`CONVERTD_ENGINE_TIMEOUTS names no engine "${unknownEngines.join('", "')}": use ${allEngines.map((e) => e.id).join(', ')}`);
   }
   const engines = await EngineRegistry.start(allEngines, log);
   const metrics = new Metrics({
