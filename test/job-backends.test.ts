@@ -224,6 +224,20 @@ for (const backend of BACKENDS) {
       assert.ok(Date.now() - before >= 250, 'it waited for the grace time first');
     });
 
+    test('a job interrupted while the queue keeps running (storage away) runs again shortly', async () => {
+      await backend.reset();
+      const queue = await backend.queue(1);
+      const id = `again${Date.now().toString(36)}`;
+      const runs: number[] = [];
+      queue.start(async () => {
+        runs.push(Date.now());
+        return runs.length === 1 ? 'interrupted' : 'finished';
+      });
+      await queue.enqueue(id);
+      await waitFor('the second run', () => runs.length === 2);
+      assert.ok(runs[1]! - runs[0]! >= 1000, 'not at once: the storage gets a moment to come back');
+    });
+
     if (backend.distributed) {
       test('a job interrupted on one worker is taken by another', async () => {
         await backend.reset();

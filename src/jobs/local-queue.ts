@@ -1,9 +1,7 @@
 // The embedded queue: a FIFO in memory with a fixed number of worker slots. It holds only job ids;
 // the durable truth is the job store, from which the queue is rebuilt at start (see recovery in
 // service.ts), so losing this memory in a crash loses nothing.
-import type { JobHandler, JobQueue } from './types.ts';
-
-const RETRY_INTERRUPTED_MS = 2000;
+import { RETRY_INTERRUPTED_MS, type JobHandler, type JobQueue } from './types.ts';
 
 export class LocalQueue implements JobQueue {
   private readonly pending: string[] = [];

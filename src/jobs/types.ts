@@ -63,8 +63,15 @@ export interface JobStore {
 
 /**
  * Runs one job. "finished": the job's outcome (done or error) is in the store, or there was nothing
- * to do; "interrupted": the run was cut short by shutdown and the job must run again.
+ * to do; "interrupted": the run was cut short (shutdown, or shared storage away) and the job must
+ * run again.
  */
+/**
+ * How long a job interrupted while the service keeps running (Redis or the object store away for
+ * a moment) waits before it runs again, in either queue.
+ */
+export const RETRY_INTERRUPTED_MS = 2000;
+
 export type JobHandler = (jobId: string, signal: AbortSignal) => Promise<'finished' | 'interrupted'>;
 
 export interface JobQueue {

@@ -2,9 +2,9 @@
 // only; the job store stays the truth about each job. BullMQ gives what a home-made queue would
 // get wrong: a lock per running job that its worker keeps renewing, and a check that hands a job
 // whose worker died (SIGKILL, a lost machine) to another worker once its lock runs out.
-import { Queue, WaitingError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobHandler, JobQueue } from '../types.ts';
+import { RETRY_INTERRUPTED_MS, type JobHandler, type JobQueue } from '../types.ts';
 import { connectRedis, guarded, KEY_PREFIX } from './connection.ts';
 
 const QUEUE_NAME = 'conversions';
@@ -80,10 +80,15 @@ export class BullQueue implements JobQueue {
       this.running.add(controller);
       try {
         const outcome = await handler(job.id!, controller.signal);
-        if (outcome === 'interrupted') {
-          // Back to the head of the line for another worker (or this one after its restart).
+        if (outcome === 'interrupted' && controller.signal.aborted) {
+          // This worker is shutting down: back to the head of the line for another worker.
           await job.moveToWait(token);
           throw new WaitingError();
+        }
+        if (outcome === 'interrupted') {
+          // Shared storage was away for a moment: again shortly, as the embedded queue does.
+          await job.moveToDelayed(Date.now() + RETRY_INTERRUPTED_MS, token);
+          throw new DelayedError();
         }
       } finally {
         this.running.delete(controller);
