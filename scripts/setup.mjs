@@ -20,6 +20,7 @@ const forTests = process.argv.includes('--for-tests');
 const SERVICE_PACKAGES = [
   'util-linux', // prlimit: resource limits for every engine process
   'bubblewrap', // the sandbox every engine process runs in
+  'cgroup-tools', // cgexec: starts each engine process inside its memory cgroup
   'ffmpeg', // audio and video (ffmpeg, ffprobe)
   'libvips-tools', // HEIC/HEIF, JPEG XL, JPEG 2000 (the vips command; sharp's own libvips lacks them)
   'imagemagick', // rare raster formats only, under config/imagemagick/policy.xml

@@ -43,6 +43,8 @@ export interface Config {
   readonly sandbox: 'auto' | 'off';
   /** Per-engine wall-clock limits in seconds (engine id → seconds), over each engine's default. */
   readonly engineTimeouts: Readonly<Record<string, number>>;
+  /** Memory limit of each engine process in MiB, through a cgroup where the machine allows; 0: none. */
+  readonly engineMemoryMb: number;
   /** A worker's port for /healthz, /readyz and /metrics; undefined: a worker serves no HTTP. */
   readonly workerPort: number | undefined;
   /** What this process runs: the API and workers ("all", the embedded default), the API only, or workers only. */
@@ -187,6 +189,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     libreofficeStart: startMode(env.CONVERTD_LIBREOFFICE_START),
     libreofficeQueue: integer(env, 'CONVERTD_LIBREOFFICE_QUEUE', 100, 0),
     engineTimeouts: parseEngineTimeouts(env.CONVERTD_ENGINE_TIMEOUTS),
+    // Room for LibreOffice on a large spreadsheet or ffmpeg on 4K video; a bomb stops here.
+    engineMemoryMb: integer(env, 'CONVERTD_ENGINE_MEMORY_MB', 2048, 0, 1024 * 1024),
     workerPort: env.CONVERTD_WORKER_PORT?.trim() ? integer(env, 'CONVERTD_WORKER_PORT', 0, 0, 65535) : undefined,
     role: roleOf(env.CONVERTD_ROLE),
     redisUrl: redisUrlOf(env.CONVERTD_REDIS_URL),

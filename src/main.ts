@@ -23,6 +23,7 @@ import { RsvgEngine } from './engines/rsvg.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { VipsCliEngine } from './engines/vips.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
+import { configureMemoryLimit, removeServiceCgroup } from './process/memory-cgroup.ts';
 import { configureSandbox } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
@@ -115,6 +116,9 @@ async function main(): Promise<void> {
   }
   if (sandbox.settings.mode === 'off') log.warn({ event: 'sandbox_off' }, 'CONVERTD_SANDBOX=off: engines run without a sandbox; do not accept untrusted uploads');
   else log.info({ event: 'sandbox', mode: sandbox.settings.mode, engine_uid: sandbox.settings.uid ?? process.getuid?.() }, 'engines run in a bubblewrap sandbox');
+  const memory = configureMemoryLimit(config.engineMemoryMb, sandbox.settings);
+  if (memory.mode !== 'none') log.info({ event: 'memory_limit', mode: memory.mode, limit_mb: config.engineMemoryMb }, `each engine process is limited to ${config.engineMemoryMb} MiB by a memory cgroup`);
+  else if (memory.problem) log.warn({ event: 'memory_limit_unavailable', problem: memory.problem }, `engine memory is not limited by a cgroup: ${memory.problem}; engines keep their address-space limits`);
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const { storage, close: closeStorage } = await openStorage(config, log);
@@ -197,6 +201,7 @@ async function main(): Promise<void> {
     await engines.close();
     await backends.close();
     closeStorage();
+    removeServiceCgroup();
     log.info({ event: 'stopped' }, 'convertd stopped');
     process.exit(0);
   };

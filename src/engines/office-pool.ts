@@ -80,7 +80,14 @@ interface Reply {
 }
 
 /** The process died (or was killed) while it held a request. */
-class OfficeCrashed extends Error {}
+/** A pooled process died; `outOfMemory` carries the runner's error when its memory cgroup killed it. */
+class OfficeCrashed extends Error {
+  readonly outOfMemory: ConvertdError | undefined;
+  constructor(message: string, outOfMemory?: ConvertdError) {
+    super(message);
+    this.outOfMemory = outOfMemory;
+  }
+}
 
 class OfficeProcess {
   readonly dir: string;
@@ -91,6 +98,7 @@ class OfficeProcess {
   private nextId = 1;
   private alive = true;
   private exitReason = '';
+  private exitError: ConvertdError | undefined;
   private readonly ready: Promise<void>;
   readonly exited: Promise<void>;
 
@@ -127,12 +135,15 @@ class OfficeProcess {
       limits: { cpuSeconds: Math.floor(PROCESS_LIFETIME_MS / 1000), fileSizeBytes: maxOutputBytes, addressSpaceBytes: OFFICE_ADDRESS_SPACE },
     }).then(
       (result) => `exited with code ${result.exitCode ?? result.signal}${result.stderr ? `: ${lastErrorLine(result.stderr)}` : ''}`,
-      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      (error: unknown) => {
+        if (error instanceof ConvertdError && error.code === 'input_too_complex') this.exitError = error;
+        return error instanceof Error ? error.message : String(error);
+      },
     ).then((reason) => {
       this.alive = false;
       this.exitReason = reason;
       failStart(new Error(`LibreOffice did not start: ${reason}`));
-      for (const { reject } of this.pending.values()) reject(new OfficeCrashed(`LibreOffice ${reason}`));
+      for (const { reject } of this.pending.values()) reject(new OfficeCrashed(`LibreOffice ${reason}`, this.exitError));
       this.pending.clear();
     });
     const startTimer = setTimeout(() => failStart(new Error(`LibreOffice did not start within ${startTimeoutMs / 1000} s`)), startTimeoutMs);
@@ -153,7 +164,7 @@ class OfficeProcess {
 
   /** Sends one request; on timeout or abort the whole process is killed. */
   request(message: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<Reply> {
-    if (!this.alive) return Promise.reject(new OfficeCrashed(`LibreOffice ${this.exitReason}`));
+    if (!this.alive) return Promise.reject(new OfficeCrashed(`LibreOffice ${this.exitReason}`, this.exitError));
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
       const settle = (action: () => void) => {
@@ -301,6 +312,8 @@ export class OfficePool {
           if (error instanceof OfficeCrashed && !signal.aborted) {
             this.options.log?.warn({ event: 'libreoffice_crash', slot: slot.index, attempt, reason: error.message }, 'a LibreOffice process died during a job');
             if (attempt < 2) continue;
+            // Killed for its memory twice, the second time on a fresh process: the file is too big for the limit.
+            if (error.outOfMemory) throw error.outOfMemory;
             throw new ConvertdError('conversion_failed', 'LibreOffice crashed twice on this file: it may be damaged or too complex.');
           }
           throw error;

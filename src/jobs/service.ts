@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
 import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
+import { memoryLimitState } from '../process/memory-cgroup.ts';
 import { sandboxSettings } from '../process/sandbox.ts';
 import type { FileStorage, ResultHandle } from '../storage/types.ts';
 import type { JobChanges } from './changes.ts';
@@ -110,7 +111,8 @@ export class JobService {
 
   /**
    * What /readyz reports. Ready means a submission can be accepted and converted now: the store
-   * takes writes, the disk has room, engines are sandboxed (or explicitly not), and the process
+   * takes writes, the disk has room, engines are sandboxed (or explicitly not; memory_limit says
+   * whether a cgroup caps their memory), and the process
    * pools have a process up. An engine whose probe failed at start does not make the service
    * unready (its formats are simply not offered, as /api/formats shows); it is listed.
    */
@@ -129,6 +131,9 @@ export class JobService {
       : { ok: false, problem: 'the data directory cannot be inspected' };
     const sandbox = sandboxSettings();
     checks.sandbox = { ok: sandbox.mode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandbox.mode };
+    // Informational: without a cgroup, engines keep their address-space limits (not a reason to refuse work).
+    const memory = memoryLimitState();
+    checks.memory_limit = { ok: true, mode: memory.mode, ...(memory.limitBytes ? { limit_bytes: memory.limitBytes } : {}), ...(memory.problem ? { problem: memory.problem } : {}) };
     for (const [engine, health] of Object.entries(this.deps.engines.health())) checks[`pool:${engine}`] = { ok: health.ok, ...health.detail };
     try {
       const waiting = await this.deps.queue.waiting();

@@ -3,11 +3,13 @@
 // a password prompt), resource limits through prlimit, a wall-clock timeout, and on timeout or
 // abort the whole process group is killed: soffice, gs under ImageMagick and chromium leave
 // grandchildren behind a plain child.kill() (shared/stack.md). Inside, the program runs in the
-// bubblewrap sandbox of sandbox.ts (its PID namespace dies with bwrap, taking every child along).
+// bubblewrap sandbox of sandbox.ts (its PID namespace dies with bwrap, taking every child along),
+// and, where the machine allows, in a memory cgroup of its own (memory-cgroup.ts).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { ConvertdError } from '../errors.ts';
+import { memoryLimitState, openRunCgroup } from './memory-cgroup.ts';
 import { sandboxSettings, wrap } from './sandbox.ts';
 
 export interface ResourceLimits {
@@ -107,12 +109,14 @@ export function runProcess(program: string, args: readonly string[], options: Ru
     ...options.limits,
   });
   const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
-  const command = usePrlimit ? PRLIMIT : wrapped.command;
-  const argv = usePrlimit ? [...limitArgs, '--', wrapped.command, ...wrapped.argv] : wrapped.argv;
+  const limited = usePrlimit ? [PRLIMIT, ...limitArgs, '--', wrapped.command, ...wrapped.argv] : [wrapped.command, ...wrapped.argv];
+  // cgexec enters the memory cgroup first, then executes the rest: the engine never runs outside it.
+  const cgroup = openRunCgroup();
+  const [command, ...argv] = cgroup ? [...cgroup.prefix, ...limited] : limited;
 
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command, argv, {
+    const child = spawn(command!, argv, {
       cwd: options.cwd,
       env,
       // As an unprivileged user when the service itself is root.
@@ -165,8 +169,11 @@ export function runProcess(program: string, args: readonly string[], options: Ru
       // Whatever the main process left running in its group goes with it.
       killGroup(child.pid);
       if (pendingLine && options.onStdoutLine) options.onStdoutLine(pendingLine);
+      const outOfMemory = exitCode !== 0 && (cgroup?.outOfMemory() ?? false);
+      cgroup?.remove();
       if (failure !== undefined) reject(failure);
       else if (error) reject(error);
+      else if (outOfMemory) reject(outOfMemoryError());
       else resolve({ exitCode, signal, stdout, stderr, durationMs: Math.round(performance.now() - started) });
     };
     // When the main process exits, grandchildren may still hold its pipes open and delay 'close'
@@ -186,6 +193,13 @@ export function runProcess(program: string, args: readonly string[], options: Ru
     child.on('error', (error) => finish(error, null, null));
     child.on('close', (code, signal) => finish(undefined, code, signal));
   });
+}
+
+function outOfMemoryError(): ConvertdError {
+  const megabytes = Math.round((memoryLimitState().limitBytes ?? 0) / 1024 / 1024);
+  return new ConvertdError('input_too_complex',
+    `The conversion needed more than ${megabytes} MB of memory, the limit per engine (CONVERTD_ENGINE_MEMORY_MB): send a smaller or simpler file.`,
+    { memory_limit_bytes: memoryLimitState().limitBytes });
 }
 
 /** The last meaningful line of a tool's error output, for a job's error message. */

@@ -1,0 +1,168 @@
+// Memory limits (issue 5): every engine process runs in a memory cgroup of its own, so a file that
+// makes an engine balloon ends as input_too_complex instead of taking the machine's memory; the
+// LibreOffice pool replaces a process killed for its memory and goes on. The service is started
+// with a small limit (192 MiB: enough for every engine to pass its start-up probe) so that modest
+// files cross it.
+import assert from 'node:assert/strict';
+import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { deflateSync } from 'node:zlib';
+import { zipSync, strToU8 } from 'fflate';
+import { convert, submitOk, waitForJob } from './helpers/client.ts';
+import { startServer, type RunningServer } from './helpers/server.ts';
+
+const LIMIT_MB = 192;
+
+/** The memory cgroup directory a process is in (cgroup v1's memory hierarchy, or v2's unified one). */
+function memoryCgroupOf(pid: number): string | undefined {
+  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n');
+  const v1 = lines.find((line) => line.split(':')[1]?.split(',').includes('memory'));
+  if (v1) return path.join('/sys/fs/cgroup/memory', v1.split(':').slice(2).join(':'));
+  const v2 = lines.find((line) => line.startsWith('0::'));
+  return v2 ? path.join('/sys/fs/cgroup', v2.slice(3)) : undefined;
+}
+
+/** Whether this machine lets the test's own user make memory cgroups (root with a writable hierarchy). */
+function cgroupsWritable(): boolean {
+  const dir = memoryCgroupOf(process.pid);
+  if (!dir || process.getuid?.() !== 0) return false;
+  try {
+    accessSync(dir, constants.W_OK);
+    return existsSync(path.join(dir, 'memory.limit_in_bytes')) || existsSync(path.join(dir, 'memory.max'));
+  } catch {
+    return false;
+  }
+}
+
+const skip = cgroupsWritable() ? false : 'memory cgroups cannot be made here (not root, or no writable memory hierarchy)';
+
+/** A PNG of width x height in one flat colour: a few hundred kilobytes that decode to hundreds of megabytes. */
+function flatPng(width: number, height: number): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (data: Buffer) => {
+    let c = 0xffffffff;
+    for (const byte of data) c = crcTable[(c ^ byte) & 0xff]! ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([length, body, sum]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const row = Buffer.alloc(1 + width * 3, 0x40);
+  row[0] = 0; // filter: none
+  const pixels = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)), { level: 9 });
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A minimal DOCX: one paragraph, and optionally one picture of the given PNG. */
+function docx(text: string, picture?: Buffer): Buffer {
+  const drawing = picture
+    ? `<w:r><w:drawing><wp:inline><wp:extent cx="5000000" cy="5000000"/><wp:docPr id="1" name="p"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:nvPicPr><pic:cNvPr id="1" name="p.png"/><pic:cNvPicPr/></pic:nvPicPr><pic:blipFill><a:blip r:embed="rPic"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="5000000" cy="5000000"/></a:xfrm><a:prstGeom prst="rect"/></pic:spPr></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
+    : '';
+  const files: Record<string, Uint8Array> = {
+    '[Content_Types].xml': strToU8('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
+    '_rels/.rels': strToU8('<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'),
+    'word/_rels/document.xml.rels': strToU8(`<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${picture ? '<Relationship Id="rPic" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/p.png"/>' : ''}</Relationships>`),
+    'word/document.xml': strToU8(`<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><w:body><w:p><w:r><w:t>${text}</w:t></w:r>${drawing}</w:p></w:body></w:document>`),
+  };
+  if (picture) files['word/media/p.png'] = picture;
+  return Buffer.from(zipSync(files));
+}
+
+/** A run-length encoded TGA of width x height in one colour: small on disk, width*height*8 bytes in ImageMagick (Q16 RGBA). */
+function flatTga(width: number, height: number): Buffer {
+  const header = Buffer.alloc(18);
+  header[2] = 10; // run-length encoded true colour
+  header.writeUInt16LE(width, 12);
+  header.writeUInt16LE(height, 14);
+  header[16] = 24;
+  header[17] = 0x20; // top-left origin
+  const packets: Buffer[] = [];
+  for (let left = width * height; left > 0; left -= 128) packets.push(Buffer.from([0x80 | (Math.min(128, left) - 1), 0x30, 0x60, 0x90]));
+  return Buffer.concat([header, ...packets]);
+}
+
+let server: RunningServer;
+let serviceCgroup: string;
+
+before(async () => {
+  if (skip) return;
+  server = await startServer({
+    CONVERTD_ENGINE_MEMORY_MB: String(LIMIT_MB), CONVERTD_LIBREOFFICE_POOL: '1',
+    CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_ATTEMPTS: '1',
+  });
+  serviceCgroup = path.join(memoryCgroupOf(server.child.pid!)!, `convertd-${server.child.pid}`);
+});
+
+after(async () => {
+  await server?.stop();
+});
+
+async function failsForMemory(data: Buffer, filename: string, target: string): Promise<void> {
+  const jobId = await submitOk(server.url, data, filename, target);
+  const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+  assert.equal(final.status, 'error', `${filename} → ${target} should fail`);
+  assert.equal(final.error?.code, 'input_too_complex', JSON.stringify(final.error));
+  assert.match(final.error!.message, new RegExp(`more than ${LIMIT_MB} MB of memory`));
+}
+
+test('/readyz says engines run under a memory cgroup with the configured limit', { skip }, async () => {
+  const ready = await (await fetch(`${server.url}/readyz`)).json() as { checks: Record<string, { ok: boolean; mode?: string; limit_bytes?: number }> };
+  assert.match(ready.checks.memory_limit?.mode ?? '', /^cgroup-v[12]$/, JSON.stringify(ready.checks.memory_limit));
+  assert.equal(ready.checks.memory_limit?.limit_bytes, LIMIT_MB * 1024 * 1024);
+  // The warm LibreOffice process lives in a cgroup of its own, under the service's, with the limit.
+  const runs = readdirSync(serviceCgroup).filter((name) => name.startsWith('run-'));
+  assert.ok(runs.length >= 1, 'the pooled LibreOffice process has a cgroup');
+  const limitFile = existsSync(path.join(serviceCgroup, runs[0]!, 'memory.limit_in_bytes')) ? 'memory.limit_in_bytes' : 'memory.max';
+  assert.equal(Number(readFileSync(path.join(serviceCgroup, runs[0]!, limitFile), 'utf8')), LIMIT_MB * 1024 * 1024);
+});
+
+test('an image that decodes past the limit (a 5000 x 5000 TGA of a few kilobytes) ends as input_too_complex, and the next job converts', { skip }, async () => {
+  await failsForMemory(flatTga(5000, 5000), 'flood.tga', 'png');
+  const { record } = await convert(server.url, flatTga(64, 64), 'small.tga', 'png');
+  assert.equal(record.status, 'done');
+});
+
+test('a docx with a 144-megapixel picture kills LibreOffice for its memory: input_too_complex, and the pool goes on', { skip }, async () => {
+  await failsForMemory(docx('Big picture', flatPng(12000, 12000)), 'bomb.docx', 'pdf');
+  assert.ok(server.logs.some((line) => line.includes('libreoffice_crash')), 'the pool saw its process die');
+  const { record, bytes } = await convert(server.url, docx('After the bomb'), 'after.docx', 'pdf');
+  assert.equal(record.status, 'done');
+  assert.equal(bytes.subarray(0, 5).toString('latin1'), '%PDF-');
+  const ready = await (await fetch(`${server.url}/readyz`)).json() as { checks: Record<string, { ok: boolean; alive?: number }> };
+  assert.equal(ready.checks['pool:libreoffice']?.ok, true);
+});
+
+test('finished engines leave no cgroup behind, and a stopped service removes its own', { skip }, async () => {
+  // Only the warm LibreOffice process's cgroup stays while the service runs (removal retries while processes exit).
+  let runs: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    runs = readdirSync(serviceCgroup).filter((name) => name.startsWith('run-'));
+    if (runs.length <= 1) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.ok(runs.length <= 1, `cgroups left: ${runs.join(', ')}`);
+  // A service killed outright cannot clean up: the next one removes what it left.
+  await server.stop('SIGKILL');
+  assert.ok(existsSync(serviceCgroup), 'a killed service leaves its cgroup');
+  const next = await startServer({ CONVERTD_ENGINE_MEMORY_MB: String(LIMIT_MB), CONVERTD_LIBREOFFICE_START: 'lazy' });
+  try {
+    assert.equal(existsSync(serviceCgroup), false, 'the next service removed the stale cgroup');
+  } finally {
+    await next.stop();
+  }
+  assert.equal(existsSync(path.join(memoryCgroupOf(process.pid)!, `convertd-${next.child.pid}`)), false, 'a stopped service removes its cgroup');
+});
