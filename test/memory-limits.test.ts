@@ -123,9 +123,9 @@ test('/readyz says engines run under a memory cgroup with the configured limit',
   const ready = await (await fetch(`${server.url}/readyz`)).json() as { checks: Record<string, { ok: boolean; mode?: string; limit_bytes?: number }> };
   assert.match(ready.checks.memory_limit?.mode ?? '', /^cgroup-v[12]$/, JSON.stringify(ready.checks.memory_limit));
   assert.equal(ready.checks.memory_limit?.limit_bytes, LIMIT_MB * 1024 * 1024);
-  // The warm LibreOffice process lives in a cgroup of its own, under the service's, with the limit.
+  // The warm pooled processes (LibreOffice, sharp) live in cgroups of their own, under the service's, with the limit.
   const runs = readdirSync(serviceCgroup).filter((name) => name.startsWith('run-'));
-  assert.ok(runs.length >= 1, 'the pooled LibreOffice process has a cgroup');
+  assert.ok(runs.length >= 2, 'the pooled processes have cgroups');
   const limitFile = existsSync(path.join(serviceCgroup, runs[0]!, 'memory.limit_in_bytes')) ? 'memory.limit_in_bytes' : 'memory.max';
   assert.equal(Number(readFileSync(path.join(serviceCgroup, runs[0]!, limitFile), 'utf8')), LIMIT_MB * 1024 * 1024);
 });
@@ -133,6 +133,13 @@ test('/readyz says engines run under a memory cgroup with the configured limit',
 test('an image that decodes past the limit (a 5000 x 5000 TGA of a few kilobytes) ends as input_too_complex, and the next job converts', { skip }, async () => {
   await failsForMemory(flatTga(5000, 5000), 'flood.tga', 'png');
   const { record } = await convert(server.url, flatTga(64, 64), 'small.tga', 'png');
+  assert.equal(record.status, 'done');
+});
+
+test('a PNG that sharp must hold whole past the limit (81 megapixels into WebP) kills only its sandboxed process: input_too_complex, and the next image converts', { skip }, async () => {
+  await failsForMemory(flatPng(9000, 9000), 'flood.png', 'webp');
+  assert.ok(server.logs.some((line) => line.includes('sharp_crash')), 'the pool saw its sharp process die');
+  const { record } = await convert(server.url, flatPng(64, 64), 'small.png', 'webp');
   assert.equal(record.status, 'done');
 });
 
@@ -147,14 +154,17 @@ test('a docx with a 144-megapixel picture kills LibreOffice for its memory: inpu
 });
 
 test('finished engines leave no cgroup behind, and a stopped service removes its own', { skip }, async () => {
-  // Only the warm LibreOffice process's cgroup stays while the service runs (removal retries while processes exit).
+  // Only the warm pooled processes' cgroups stay while the service runs (removal retries while processes exit).
+  const ready = await (await fetch(`${server.url}/readyz`)).json() as { checks: Record<string, { alive?: number }> };
+  const pooled = Object.entries(ready.checks).filter(([name]) => name.startsWith('pool:')).reduce((sum, [, check]) => sum + (check.alive ?? 0), 0);
+  assert.ok(pooled >= 2, 'the LibreOffice and sharp pools have processes');
   let runs: string[] = [];
   for (let i = 0; i < 50; i++) {
     runs = readdirSync(serviceCgroup).filter((name) => name.startsWith('run-'));
-    if (runs.length <= 1) break;
+    if (runs.length <= pooled) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  assert.ok(runs.length <= 1, `cgroups left: ${runs.join(', ')}`);
+  assert.equal(runs.length, pooled, `cgroups left: ${runs.join(', ')}`);
   // A service killed outright cannot clean up: the next one removes what it left.
   await server.stop('SIGKILL');
   assert.ok(existsSync(serviceCgroup), 'a killed service leaves its cgroup');

@@ -7,8 +7,9 @@ import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import zlib from 'node:zlib';
 import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import { sampleImage } from './helpers/fixtures.ts';
 import { decodeImage, fileMime, writeTemp } from './helpers/tools.ts';
 
 let server: RunningServer;
@@ -165,4 +166,27 @@ test('PostScript named .tga or .jpg is refused by its content; garbage named .tg
 
   const mvg = 'push graphic-context\nviewbox 0 0 64 64\nimage over 0,0 0,0 "label:@/etc/passwd"\npop graphic-context\n';
   await expectError(await submit(server.url, Buffer.from(mvg), 'exploit.png', 'jpg'), 415, 'unsupported_format');
+});
+
+test('images are decoded in sandboxed sharp processes, never in the service itself', async () => {
+  const { record } = await convert(server.url, await sampleImage('png'), 'photo.png', 'webp');
+  assert.equal(record.status, 'done');
+  const servicePid = server.child.pid!;
+  // The service has no libvips mapped: sharp is never loaded there.
+  assert.doesNotMatch(await readFile(`/proc/${servicePid}/maps`, 'utf8'), /libvips/);
+  // The processes that have it work in the service's data dir, in bubblewrap's mount namespace, as nobody when we are root.
+  const ownNamespace = await readlink(`/proc/${servicePid}/ns/mnt`);
+  const decoders: Array<{ uid: number; namespace: string }> = [];
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => '');
+    if (!cwd.startsWith(server.dataDir)) continue;
+    if (!(await readFile(`/proc/${pid}/maps`, 'utf8').catch(() => '')).includes('libvips')) continue;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    decoders.push({ uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]), namespace: await readlink(`/proc/${pid}/ns/mnt`) });
+  }
+  assert.ok(decoders.length >= 1, 'a sharp process of this service runs');
+  for (const decoder of decoders) {
+    assert.notEqual(decoder.namespace, ownNamespace, 'the sharp process is in a sandbox of its own');
+    if (process.getuid?.() === 0) assert.equal(decoder.uid, 65534, 'the sharp process runs as nobody');
+  }
 });

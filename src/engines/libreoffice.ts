@@ -8,7 +8,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { OfficePool, type OfficePoolOptions, type OfficeRequest } from './office-pool.ts';
+import { createOfficePool, officeMessage, type OfficePoolOptions, type OfficeRequest } from './office-pool.ts';
+import type { ProcessPool } from './process-pool.ts';
 import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
@@ -105,19 +106,17 @@ function edgesOf(family: Family): ConversionEdge[] {
   })));
 }
 
-export type LibreOfficeOptions = Omit<OfficePoolOptions, 'log'>;
+export type LibreOfficeOptions = OfficePoolOptions;
 
 export class LibreOfficeEngine implements Engine {
   readonly id = 'libreoffice';
   readonly timeoutSeconds = 300;
   readonly edges: readonly ConversionEdge[] = FAMILIES.flatMap(edgesOf);
   readonly reportsProgress = false;
-  readonly pool: OfficePool;
-  private readonly startMode: 'eager' | 'lazy';
+  readonly pool: ProcessPool;
 
   constructor(options: LibreOfficeOptions, log?: Logger) {
-    this.pool = new OfficePool({ ...options, log });
-    this.startMode = options.start;
+    this.pool = createOfficePool(options, log);
   }
 
   estimateSeconds(inputBytes: number, from: string): number {
@@ -136,7 +135,7 @@ export class LibreOfficeEngine implements Engine {
         const output = path.join(dir, `probe-${family.name}.pdf`);
         await fs.writeFile(input, family.probe.content);
         try {
-          await this.pool.convert(input, output, family.writes.pdf!, 60_000, AbortSignal.timeout(90_000), { probe: true });
+          await this.pool.convert(input, output, officeMessage(family.writes.pdf!), 60_000, AbortSignal.timeout(90_000), { probe: true });
           if ((await fs.stat(output)).size === 0) throw new Error('empty output');
           working.push(...edgesOf(family));
         } catch (error) {
@@ -151,13 +150,11 @@ export class LibreOfficeEngine implements Engine {
   async convert(request: ConvertRequest): Promise<void> {
     const family = FAMILIES.find((f) => f.reads.includes(request.from) && f.writes[request.to]);
     if (!family) throw new Error(`LibreOffice has no filter for ${request.from} → ${request.to}`);
-    await this.pool.convert(request.input, request.output, { ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from] }, request.limits.timeoutMs, request.signal);
+    await this.pool.convert(request.input, request.output, officeMessage({ ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from] }), request.limits.timeoutMs, request.signal);
   }
 
-  /** Healthy when a process is up, or when processes start on demand (lazy) and none is needed yet. */
   health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
-    const stats = this.pool.stats();
-    return { ok: stats.alive > 0 || this.startMode === 'lazy', detail: { ...stats, start: this.startMode } };
+    return this.pool.health();
   }
 
   async close(): Promise<void> {

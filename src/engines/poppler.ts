@@ -5,10 +5,10 @@
 // Pages tree" and "Bogus memory allocation size" (shared/security.md 11).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import sharp from 'sharp';
 import { ConvertdError } from '../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
 import { checkPageCount, readPdfInfo } from './pdf-info.ts';
+import type { ImageEncoder } from './sharp.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const PDFTOPPM = '/usr/bin/pdftoppm';
@@ -19,7 +19,7 @@ const PDFTOHTML = '/usr/bin/pdftohtml';
 const RENDER_DPI = 150;
 const MAX_RENDER_SIDE = 5000;
 
-/** pdftoppm's device per target; WebP is rendered as PNG and encoded with sharp. */
+/** pdftoppm's device per target; WebP is rendered as PNG and encoded by sharp's sandboxed processes. */
 const IMAGE_TARGETS: Readonly<Record<string, string>> = { png: '-png', jpg: '-jpeg', tiff: '-tiff', webp: '-png' };
 
 const EDGES: ConversionEdge[] = [
@@ -37,6 +37,11 @@ export class PopplerEngine implements Engine {
   readonly timeoutSeconds = 180;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  private readonly images: ImageEncoder;
+
+  constructor(images: ImageEncoder) {
+    this.images = images;
+  }
 
   estimateSeconds(inputBytes: number, _from: string, to: string): number {
     return (to === 'png' ? 1 : 0.4) + inputBytes / 2_000_000;
@@ -67,7 +72,7 @@ export class PopplerEngine implements Engine {
       result = await run(PDFTOPPM, [IMAGE_TARGETS[to]!, '-f', '1', '-l', '1', '-singlefile', '-scale-to', String(side), source, root]);
       if (to === 'tiff' && result.exitCode === 0) await fs.rename(`${root}.tif`, output);
       if (to === 'webp' && result.exitCode === 0) {
-        await sharp(`${root}.png`, { limitInputPixels: limits.maxImagePixels }).webp().toFile(output);
+        await this.images.reencode(`${root}.png`, output, 'png', 'webp', limits, signal);
         await fs.rm(`${root}.png`, { force: true });
       }
     } else if (to === 'txt') {

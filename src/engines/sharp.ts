@@ -1,59 +1,59 @@
-// Raster images through sharp (the libvips bundled in its npm package). It runs in-process on
-// libuv's thread pool, so it has no process to sandbox: its guards are sharp's own pixel limit,
-// a frame cap checked on the header before decoding, `failOn: 'error'` and sharp's timeout.
-import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
-import { ConvertdError } from '../errors.ts';
+// Raster images through sharp, in a pool of warm, sandboxed Node processes (process-pool.ts with
+// helpers/node-host.ts loading sharp/images.ts): libvips decodes uploads inside the sandbox, under
+// the engine's memory cgroup and time limit, and the service process never loads it. A warm process
+// costs a JSON line and a hard link per image, where starting Node with sharp for each would cost
+// a third of a second.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { ConvertdError, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
+import { ProcessPool, type PooledProgram, type Reply } from './process-pool.ts';
+import { isRaster, RASTER_FORMATS } from './sharp/formats.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
-// One libvips thread per image and no operation cache: throughput comes from running
-// CONVERTD_CONCURRENCY images side by side, and the cache would only hold hostile inputs in memory.
-sharp.cache(false);
-sharp.concurrency(1);
-
-const FORMATS = ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff'] as const;
-type RasterFormat = (typeof FORMATS)[number];
-const ANIMATED = new Set<string>(['gif', 'webp']);
-/** Frames an animated input may have before it is refused as a frame bomb. */
-const MAX_FRAMES = 1000;
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const HOST = fileURLToPath(new URL('./helpers/node-host.ts', import.meta.url));
+const IMAGES = fileURLToPath(new URL('./sharp/images.ts', import.meta.url));
+/** What the Node process reads: our code and its libraries (sharp's libvips among them), not the data dir. */
+const READ_ONLY = [path.join(ROOT, 'node_modules'), path.join(ROOT, 'src'), path.join(ROOT, 'package.json')];
 
 // Costs for the planner: AVIF encoding is several times slower than the rest.
-const EDGES: ConversionEdge[] = FORMATS.flatMap((from) =>
-  FORMATS.filter((to) => to !== from).map((to) => ({ from, to, cost: to === 'avif' ? 3 : 1 })),
+const EDGES: ConversionEdge[] = RASTER_FORMATS.flatMap((from) =>
+  RASTER_FORMATS.filter((to) => to !== from).map((to) => ({ from, to, cost: to === 'avif' ? 3 : 1 })),
 );
 
-function isRaster(id: string): id is RasterFormat {
-  return (FORMATS as readonly string[]).includes(id);
+type ImageLimits = Pick<ConvertRequest['limits'], 'maxImagePixels' | 'timeoutMs'>;
+
+/** What other engines may ask of sharp's sandboxed processes. */
+export type ImageEncoder = Pick<SharpEngine, 'reencode' | 'flattenOntoWhite'>;
+
+export interface SharpOptions {
+  /** Processes in the pool: one per concurrent job. */
+  readonly size: number;
+  readonly start: 'eager' | 'lazy';
+  /** Where the processes' directories live. */
+  readonly stateDir: string;
+  readonly maxOutputBytes: number;
 }
 
-/**
- * Encoder settings a user would call sensible: good quality at a speed that finishes a 25 MB
- * photo in seconds. AVIF at sharp's default effort took 49 s for one 12-megapixel photo here
- * (shared/stack.md); effort 2 with 4:2:0 chroma takes about a second at similar visual quality.
- */
-function encode(image: Sharp, to: RasterFormat): Sharp {
-  switch (to) {
-    case 'png': return image.png({ compressionLevel: 6 });
-    case 'jpg': return image.flatten({ background: '#ffffff' }).jpeg({ quality: 85 });
-    case 'webp': return image.webp({ quality: 82, effort: 4 });
-    case 'avif': return image.avif({ quality: 55, effort: 2, chromaSubsampling: '4:2:0' });
-    case 'gif': return image.gif({ effort: 7 });
-    case 'tiff': return image.tiff({ compression: 'deflate' });
-  }
-}
-
-const SHARP_FORMAT_NAME: Record<RasterFormat, string> = {
-  png: 'png', jpg: 'jpeg', webp: 'webp', avif: 'heif', gif: 'gif', tiff: 'tiff',
-};
-
-/** Sorts a libvips failure into the job error a user can act on. */
-function classify(error: unknown, stage: 'read' | 'write'): ConvertdError {
-  const text = error instanceof Error ? error.message : String(error);
-  if (/pixel limit/i.test(text)) return new ConvertdError('input_too_complex', 'The image has more pixels than this service processes: send a smaller image.');
-  if (/timeout/i.test(text)) return new ConvertdError('timeout');
-  if (stage === 'read' || /premature|corrupt|truncat|invalid|bad |not a|unsupported image|read error|vipsjpeg|png|load/i.test(text)) {
-    return new ConvertdError('corrupt_input', `The image could not be decoded (${text.split('\n')[0]}): it may be damaged or truncated.`);
-  }
-  return new ConvertdError('conversion_failed', `The image could not be encoded: ${text.split('\n')[0]}`);
+function sharpProgram(maxOutputBytes: number): PooledProgram {
+  return {
+    label: 'sharp',
+    logName: 'sharp',
+    // A decoder that crashed on a file crashes on it again.
+    retryAfterCrash: false,
+    command: () => ({
+      program: process.execPath,
+      // The heap holds little (pixels live in libvips' native memory, which the cgroup limits).
+      args: ['--max-old-space-size=256', '--disable-warning=ExperimentalWarning', HOST, IMAGES],
+      readOnly: READ_ONLY,
+      limits: { fileSizeBytes: maxOutputBytes },
+    }),
+    failure: (reply: Reply) => new ConvertdError(
+      (JOB_ERROR_CODES as readonly string[]).includes(reply.code ?? '') ? reply.code as JobErrorCode : 'conversion_failed',
+      reply.message,
+    ),
+  };
 }
 
 export class SharpEngine implements Engine {
@@ -61,6 +61,20 @@ export class SharpEngine implements Engine {
   readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  readonly pool: ProcessPool;
+
+  constructor(options: SharpOptions, log?: Logger) {
+    this.pool = new ProcessPool(sharpProgram(options.maxOutputBytes), {
+      size: options.size,
+      // Recycled now and then: libvips' native heap fragments over thousands of images.
+      maxJobsPerProcess: 1000,
+      start: options.start,
+      // The job queue already holds jobs back to CONVERTD_CONCURRENCY, one per process.
+      maxWaiting: 10_000,
+      stateDir: options.stateDir,
+      log,
+    });
+  }
 
   estimateSeconds(inputBytes: number, _from: string, to: string): number {
     const base = 0.2 + inputBytes / 4_000_000;
@@ -68,51 +82,36 @@ export class SharpEngine implements Engine {
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
-    // Really encode and decode a tiny image in every format: a build without a codec fails here,
-    // not on a user's job.
-    const sample = sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 200, g: 30, b: 60, alpha: 1 } } });
-    const working = new Set<string>();
-    for (const format of FORMATS) {
-      try {
-        const encoded = await encode(sample.clone(), format).toBuffer();
-        const meta = await sharp(encoded).metadata();
-        if (meta.format === SHARP_FORMAT_NAME[format] && meta.width === 8) working.add(format);
-      } catch {
-        // left out of the working set
-      }
-    }
-    if (working.size < 2) throw new Error('sharp could not encode and decode its image formats');
-    return EDGES.filter((edge) => working.has(edge.from) && working.has(edge.to));
+    await this.pool.init();
+    const working = await this.pool.ask({ op: 'probe' }, 60_000, AbortSignal.timeout(90_000)) as string[];
+    if (working.length < 2) throw new Error('sharp could not encode and decode its image formats');
+    return EDGES.filter((edge) => working.includes(edge.from) && working.includes(edge.to));
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, from, to, limits } = request;
+    await this.reencode(request.input, request.output, request.from, request.to, request.limits, request.signal);
+  }
+
+  /** Converts one raster image to another format; also for engines that end in an image (poppler's WebP pages). */
+  async reencode(input: string, output: string, from: string, to: string, limits: ImageLimits, signal: AbortSignal): Promise<void> {
     if (!isRaster(from) || !isRaster(to)) throw new ConvertdError('conversion_failed', `sharp does not convert ${from} to ${to}.`);
+    await this.pool.convert(input, output, {
+      from, to, maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000),
+    }, limits.timeoutMs, signal);
+  }
 
-    const options: SharpOptions = { failOn: 'error', limitInputPixels: limits.maxImagePixels };
-    let meta: Metadata;
-    try {
-      meta = await sharp(input, options).metadata();
-    } catch (error) {
-      throw classify(error, 'read');
-    }
-    const frames = meta.pages ?? 1;
-    const animated = ANIMATED.has(from) && ANIMATED.has(to) && frames > 1;
-    if (animated && frames > MAX_FRAMES) {
-      throw new ConvertdError('input_too_complex', `The animation has ${frames} frames; this service converts at most ${MAX_FRAMES}.`);
-    }
-    if ((meta.width ?? 0) * (meta.height ?? 0) * (animated ? frames : 1) > limits.maxImagePixels) {
-      throw new ConvertdError('input_too_complex', 'The image has more pixels than this service processes: send a smaller image.');
-    }
-    request.signal.throwIfAborted();
+  /** Writes a PNG of `input` flattened onto white (img2pdf refuses transparency). */
+  async flattenOntoWhite(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void> {
+    await this.pool.convert(input, output, {
+      op: 'flatten', maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000),
+    }, limits.timeoutMs, signal);
+  }
 
-    const image = sharp(input, { ...options, animated })
-      .timeout({ seconds: Math.max(1, Math.ceil(limits.timeoutMs / 1000)) })
-      .rotate(); // apply the EXIF orientation, since metadata is not carried over
-    try {
-      await encode(image, to).toFile(output);
-    } catch (error) {
-      throw classify(error, 'write');
-    }
+  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
+    return this.pool.health();
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
   }
 }

@@ -1,0 +1,413 @@
+// A supervised pool of warm helper processes, in the manner of Gotenberg's supervisor, for engines
+// that are slow to start: LibreOffice (office-pool.ts: starting soffice costs over a second, a warm
+// one converts a small document in about 0.1 s) and sharp (sharp-worker.ts: a Node process with
+// libvips loaded, so that images are decoded inside the sandbox, not in the service).
+//
+// A pooled process is a long-lived helper that speaks JSON lines over stdin/stdout: it prints
+// {"ready": true} once it can work, then answers each {"id", "op", ...} with {"id", "ok", ...}
+// ("ping" is the health check). It runs in a bubblewrap sandbox started by the process runner,
+// with its memory cgroup, so killing it takes everything it started along.
+//
+// Supervision: each slot starts lazily or at once, is health-checked before a job, restarted after
+// maxJobs conversions (soffice grows from 85 to 300 MiB over 300 jobs) and after any crash, hang
+// or timeout. Jobs wait in a capped queue for a free slot. A job whose process crashes under it
+// is retried once on a fresh process where the program asks for it; a second crash fails it.
+//
+// Isolation: a process sees its own directory only, and a job/ directory in it that holds the
+// current job's input and output and is emptied between jobs. The directory is made fresh for
+// every new process, so nothing a file did to one outlives maxJobs conversions.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { Logger } from 'pino';
+import { ConvertdError } from '../errors.ts';
+import { lastErrorLine, runProcess, type ResourceLimits } from '../process/runner.ts';
+import { giveToEngineUser } from '../process/sandbox.ts';
+
+const HEALTH_TIMEOUT_MS = 10_000;
+/** A process lives until it is recycled; the wall-clock limit per job is the pool's. */
+const PROCESS_LIFETIME_MS = 2 ** 31 - 1; // about 24 days, the longest a Node timer can wait
+
+/** What a pool runs: the helper program, and how its failures read to a user. */
+export interface PooledProgram {
+  /** The tool's name in messages ("LibreOffice"). */
+  readonly label: string;
+  /** The prefix of its log events ("libreoffice" → libreoffice_start, libreoffice_crash, ...). */
+  readonly logName: string;
+  /** Prepares a new process's directory before it starts (LibreOffice writes its profile there). */
+  prepare?(dir: string): Promise<void>;
+  /** The helper's command line; it runs with its directory as working directory and only writable place. */
+  command(dir: string): { program: string; args: string[]; readOnly: string[]; env?: Record<string, string>; limits: ResourceLimits };
+  /** The job error for a helper's refusal ({"ok": false, "code", "message"}). */
+  failure(reply: Reply): ConvertdError;
+  /** Whether a job whose process died under it is tried once more on a fresh process. */
+  readonly retryAfterCrash: boolean;
+}
+
+export interface Reply {
+  readonly id?: number;
+  readonly ok?: boolean;
+  readonly ready?: boolean;
+  readonly code?: string;
+  readonly message?: string;
+  /** What a non-conversion request answers (a probe's findings). */
+  readonly result?: unknown;
+}
+
+/** A pooled process died (or was killed) while it held a request; `outOfMemory` carries the runner's error when its memory cgroup killed it. */
+class ProcessCrashed extends Error {
+  readonly outOfMemory: ConvertdError | undefined;
+  constructor(message: string, outOfMemory?: ConvertdError) {
+    super(message);
+    this.outOfMemory = outOfMemory;
+  }
+}
+
+class WarmProcess {
+  readonly dir: string;
+  private readonly label: string;
+  jobs = 0;
+  private readonly stdin = new PassThrough();
+  private readonly stop = new AbortController();
+  private readonly pending = new Map<number, { resolve: (reply: Reply) => void; reject: (error: unknown) => void }>();
+  private nextId = 1;
+  private alive = true;
+  private exitReason = '';
+  private exitError: ConvertdError | undefined;
+  private readonly ready: Promise<void>;
+  readonly exited: Promise<void>;
+
+  constructor(program: PooledProgram, dir: string, startTimeoutMs: number) {
+    this.dir = dir;
+    this.label = program.label;
+    let markReady: () => void = () => undefined;
+    let failStart: (error: unknown) => void = () => undefined;
+    this.ready = new Promise((resolve, reject) => {
+      markReady = resolve;
+      failStart = reject;
+    });
+    this.ready.catch(() => undefined);
+    const onLine = (line: string) => {
+      let reply: Reply;
+      try {
+        reply = JSON.parse(line) as Reply;
+      } catch {
+        return; // not ours: tools' chatter goes to stderr, but be lenient
+      }
+      if (reply.ready) markReady();
+      else if (reply.id !== undefined) {
+        this.pending.get(reply.id)?.resolve(reply);
+        this.pending.delete(reply.id);
+      }
+    };
+    const command = program.command(dir);
+    this.exited = runProcess(command.program, command.args, {
+      cwd: dir,
+      readOnly: command.readOnly,
+      env: command.env,
+      timeoutMs: PROCESS_LIFETIME_MS,
+      signal: this.stop.signal,
+      stdin: this.stdin,
+      onStdoutLine: onLine,
+      limits: { cpuSeconds: Math.floor(PROCESS_LIFETIME_MS / 1000), ...command.limits },
+    }).then(
+      (result) => `exited with code ${result.exitCode ?? result.signal}${result.stderr ? `: ${lastErrorLine(result.stderr)}` : ''}`,
+      (error: unknown) => {
+        if (error instanceof ConvertdError && error.code === 'input_too_complex') this.exitError = error;
+        return error instanceof Error ? error.message : String(error);
+      },
+    ).then((reason) => {
+      this.alive = false;
+      this.exitReason = reason;
+      failStart(new Error(`${this.label} did not start: ${reason}`));
+      for (const { reject } of this.pending.values()) reject(new ProcessCrashed(`${this.label} ${reason}`, this.exitError));
+      this.pending.clear();
+    });
+    const startTimer = setTimeout(() => failStart(new Error(`${this.label} did not start within ${startTimeoutMs / 1000} s`)), startTimeoutMs);
+    void this.ready.then(() => clearTimeout(startTimer), () => clearTimeout(startTimer));
+  }
+
+  get isAlive(): boolean {
+    return this.alive;
+  }
+
+  get deathReason(): string {
+    return this.exitReason;
+  }
+
+  waitUntilReady(): Promise<void> {
+    return this.ready;
+  }
+
+  /** Sends one request; on timeout or abort the whole process is killed. */
+  request(message: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<Reply> {
+    if (!this.alive) return Promise.reject(new ProcessCrashed(`${this.label} ${this.exitReason}`, this.exitError));
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      const settle = (action: () => void) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.pending.delete(id);
+        action();
+      };
+      const timer = setTimeout(() => settle(() => {
+        this.kill();
+        reject(new ConvertdError('timeout'));
+      }), timeoutMs);
+      const onAbort = () => settle(() => {
+        this.kill();
+        reject(signal?.reason ?? new Error('aborted'));
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, {
+        resolve: (reply) => settle(() => resolve(reply)),
+        reject: (error) => settle(() => reject(error)),
+      });
+      this.stdin.write(`${JSON.stringify({ id, ...message })}\n`);
+    });
+  }
+
+  kill(): void {
+    this.stop.abort(new ProcessCrashed(`${this.label} was stopped`));
+  }
+
+  /** Asks the helper to close soffice cleanly; kills it if that takes long. */
+  async close(): Promise<void> {
+    if (this.alive) {
+      this.stdin.end();
+      const timer = setTimeout(() => this.kill(), 5000);
+      await this.exited;
+      clearTimeout(timer);
+    }
+  }
+}
+
+export interface PoolOptions {
+  /** Number of processes. */
+  readonly size: number;
+  /** Conversions after which a process is replaced by a fresh one. */
+  readonly maxJobsPerProcess: number;
+  /** 'eager' starts every process at once; 'lazy' on its first job. */
+  readonly start: 'eager' | 'lazy';
+  /** Jobs that may wait for a free process; more fail at once. */
+  readonly maxWaiting: number;
+  /** Where the processes' directories live; emptied at start. */
+  readonly stateDir: string;
+  readonly startTimeoutMs?: number;
+  readonly log?: Logger;
+}
+
+interface Slot {
+  readonly index: number;
+  process?: WarmProcess;
+  generation: number;
+  busy: boolean;
+}
+
+export interface PoolStats {
+  readonly size: number;
+  /** Processes running now. */
+  readonly alive: number;
+  readonly busy: number;
+  readonly waiting: number;
+  readonly started: number;
+  readonly restarts: number;
+}
+
+export class ProcessPool {
+  private readonly program: PooledProgram;
+  private readonly options: PoolOptions;
+  private readonly slots: Slot[];
+  private readonly waiters: Array<(slot: Slot) => void> = [];
+  private started = 0;
+  private restarts = 0;
+  private closed = false;
+
+  constructor(program: PooledProgram, options: PoolOptions) {
+    this.program = program;
+    this.options = options;
+    this.slots = Array.from({ length: Math.max(1, options.size) }, (_, index) => ({ index, generation: 0, busy: false }));
+  }
+
+  async init(): Promise<void> {
+    await fs.rm(this.options.stateDir, { recursive: true, force: true });
+    await fs.mkdir(this.options.stateDir, { recursive: true, mode: 0o711 });
+    if (this.options.start === 'eager') await Promise.all(this.slots.map((slot) => this.healthyProcess(slot)));
+  }
+
+  stats(): PoolStats {
+    return {
+      size: this.slots.length,
+      alive: this.slots.filter((s) => s.process?.isAlive).length,
+      busy: this.slots.filter((s) => s.busy).length,
+      waiting: this.waiters.length,
+      started: this.started,
+      restarts: this.restarts,
+    };
+  }
+
+  /** For /readyz: healthy when a process is up, or when processes start on demand (lazy) and none is needed yet. */
+  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
+    const stats = this.stats();
+    return { ok: stats.alive > 0 || this.options.start === 'lazy', detail: { ...stats, start: this.options.start } };
+  }
+
+  /**
+   * Converts `input` to `output` on a pooled process: the input is linked (or copied) into the
+   * process's job directory, the helper gets {"op": "convert", "input", "output", ...message},
+   * and the output is moved out. `probe` marks start-up checks, which do not count as one of a
+   * process's jobs.
+   */
+  async convert(input: string, output: string, message: Readonly<Record<string, unknown>>, timeoutMs: number, signal: AbortSignal, { probe = false } = {}): Promise<void> {
+    await this.withProcess(signal, async (process) => {
+      const jobDir = path.join(process.dir, 'job');
+      const stagedInput = path.join(jobDir, `input${path.extname(input)}`);
+      const stagedOutput = path.join(jobDir, `output${path.extname(output)}`);
+      await fs.rm(jobDir, { recursive: true, force: true });
+      await fs.mkdir(jobDir, { mode: 0o700 });
+      try {
+        await fs.link(input, stagedInput).catch(() => fs.copyFile(input, stagedInput));
+        await giveToEngineUser(jobDir);
+        const reply = await process.request({ op: 'convert', input: stagedInput, output: stagedOutput, ...message }, timeoutMs, signal);
+        if (!probe) process.jobs++;
+        if (!reply.ok) throw this.program.failure(reply);
+        await fs.rename(stagedOutput, output).catch(async (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') throw new ConvertdError('conversion_failed', `${this.program.label} wrote no output: the file may use features it cannot convert.`);
+          await fs.copyFile(stagedOutput, output);
+        });
+      } finally {
+        await fs.rm(jobDir, { recursive: true, force: true }).catch(() => undefined);
+      }
+    });
+  }
+
+  /** Sends one request that involves no file (a probe of what the helper can do); resolves with its result. */
+  async ask(message: Readonly<Record<string, unknown>>, timeoutMs: number, signal: AbortSignal): Promise<unknown> {
+    return this.withProcess(signal, async (process) => {
+      const reply = await process.request(message, timeoutMs, signal);
+      if (!reply.ok) throw this.program.failure(reply);
+      return reply.result;
+    });
+  }
+
+  /** Runs `work` on a healthy process of a free slot; a crash under it is retried once where the program wants it. */
+  private async withProcess<T>(signal: AbortSignal, work: (process: WarmProcess) => Promise<T>): Promise<T> {
+    const { label, logName } = this.program;
+    const slot = await this.acquire(signal);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const process = await this.healthyProcess(slot);
+        try {
+          return await work(process);
+        } catch (error) {
+          if (error instanceof ProcessCrashed && !signal.aborted) {
+            this.options.log?.warn({ event: `${logName}_crash`, slot: slot.index, attempt, reason: error.message }, `a ${label} process died during a job`);
+            if (attempt < 2 && this.program.retryAfterCrash) continue;
+            // Killed for its memory (the second time on a fresh process): the file is too big for the limit.
+            if (error.outOfMemory) throw error.outOfMemory;
+            throw new ConvertdError('conversion_failed', this.program.retryAfterCrash
+              ? `${label} crashed twice on this file: it may be damaged or too complex.`
+              : `${label} crashed on this file: it may be damaged or too complex.`);
+          }
+          throw error;
+        }
+      }
+    } finally {
+      this.release(slot);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((slot) => slot.process?.close()));
+  }
+
+  private acquire(signal: AbortSignal): Promise<Slot> {
+    signal.throwIfAborted();
+    if (this.closed) return Promise.reject(new ConvertdError('conversion_failed', `The ${this.program.label} pool is shutting down.`));
+    const free = this.slots.find((s) => !s.busy);
+    if (free) {
+      free.busy = true;
+      return Promise.resolve(free);
+    }
+    if (this.waiters.length >= this.options.maxWaiting) {
+      return Promise.reject(new ConvertdError('conversion_failed', `Too many files are waiting for ${this.program.label}; try again in a minute.`));
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = (slot: Slot) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(slot);
+      };
+      const onAbort = () => {
+        const at = this.waiters.indexOf(waiter);
+        if (at >= 0) this.waiters.splice(at, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  private release(slot: Slot): void {
+    const next = this.waiters.shift();
+    if (next) next(slot); // stays busy, handed over
+    else slot.busy = false;
+  }
+
+  /** The slot's process, started, recycled or replaced as needed, and answering. */
+  private async healthyProcess(slot: Slot): Promise<WarmProcess> {
+    const { label, logName } = this.program;
+    let current = slot.process;
+    if (current && current.isAlive && current.jobs >= this.options.maxJobsPerProcess) {
+      this.options.log?.info({ event: `${logName}_recycle`, slot: slot.index, jobs: current.jobs }, `recycling a ${label} process after its maximum number of jobs`);
+      await this.retire(slot);
+      current = undefined;
+    }
+    if (current && current.isAlive) {
+      const healthy = await current.request({ op: 'ping' }, HEALTH_TIMEOUT_MS).then((r) => r.ok === true, () => false);
+      if (healthy) return current;
+      this.options.log?.warn({ event: `${logName}_unhealthy`, slot: slot.index }, `a ${label} process failed its health check; replacing it`);
+    }
+    if (current) {
+      // Dead or unresponsive (a recycled one was retired above): this is a restart.
+      this.restarts++;
+      await this.retire(slot);
+    }
+    const fresh = await this.startProcess(slot);
+    try {
+      await fresh.waitUntilReady();
+    } catch (error) {
+      await this.retire(slot);
+      throw new ConvertdError('conversion_failed', `${label} could not be started (${error instanceof Error ? error.message : String(error)}); try again later.`);
+    }
+    return fresh;
+  }
+
+  private async retire(slot: Slot): Promise<void> {
+    const old = slot.process;
+    if (!old) return;
+    slot.process = undefined;
+    if (old.isAlive) await old.close();
+    else await old.exited;
+    await fs.rm(old.dir, { recursive: true, force: true });
+  }
+
+  /** Starts a new process in a slot that has none, in a fresh directory. */
+  private async startProcess(slot: Slot): Promise<WarmProcess> {
+    const { label, logName } = this.program;
+    slot.generation++;
+    const dir = path.join(this.options.stateDir, `slot${slot.index}-${slot.generation}-${randomBytes(4).toString('hex')}`);
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    await this.program.prepare?.(dir);
+    await giveToEngineUser(dir);
+    const process = new WarmProcess(this.program, dir, this.options.startTimeoutMs ?? 60_000);
+    slot.process = process;
+    this.started++;
+    this.options.log?.info({ event: `${logName}_start`, slot: slot.index, generation: slot.generation }, `starting a ${label} process`);
+    void process.exited.then(() => {
+      if (!this.closed) this.options.log?.info({ event: `${logName}_exit`, slot: slot.index, reason: process.deathReason }, `a ${label} process ended`);
+    });
+    return process;
+  }
+}

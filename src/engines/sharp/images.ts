@@ -1,0 +1,118 @@
+// Raster image conversions with sharp (the libvips bundled in its npm package), run inside a
+// pooled, sandboxed Node process (engines/sharp.ts starts the pool, helpers/node-host.ts loads
+// this module): decoding hostile images happens there, under the sandbox's memory cgroup and
+// time limit, never in the service. Its own guards come first: sharp's pixel limit, a frame cap
+// checked on the header before decoding, `failOn: 'error'` and sharp's timeout.
+import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
+import { ConvertdError } from '../../errors.ts';
+import type { Handlers } from '../helpers/node-host.ts';
+import { isRaster, RASTER_FORMATS, type RasterFormat } from './formats.ts';
+
+// One libvips thread per image and no operation cache: throughput comes from running one pooled
+// process per concurrent job, and the cache would only hold hostile inputs in memory.
+sharp.cache(false);
+sharp.concurrency(1);
+
+const ANIMATED = new Set<string>(['gif', 'webp']);
+/** Frames an animated input may have before it is refused as a frame bomb. */
+const MAX_FRAMES = 1000;
+
+/**
+ * Encoder settings a user would call sensible: good quality at a speed that finishes a 25 MB
+ * photo in seconds. AVIF at sharp's default effort took 49 s for one 12-megapixel photo here
+ * (shared/stack.md); effort 2 with 4:2:0 chroma takes about a second at similar visual quality.
+ */
+function encode(image: Sharp, to: RasterFormat): Sharp {
+  switch (to) {
+    case 'png': return image.png({ compressionLevel: 6 });
+    case 'jpg': return image.flatten({ background: '#ffffff' }).jpeg({ quality: 85 });
+    case 'webp': return image.webp({ quality: 82, effort: 4 });
+    case 'avif': return image.avif({ quality: 55, effort: 2, chromaSubsampling: '4:2:0' });
+    case 'gif': return image.gif({ effort: 7 });
+    case 'tiff': return image.tiff({ compression: 'deflate' });
+  }
+}
+
+const SHARP_FORMAT_NAME: Record<RasterFormat, string> = {
+  png: 'png', jpg: 'jpeg', webp: 'webp', avif: 'heif', gif: 'gif', tiff: 'tiff',
+};
+
+/** Sorts a libvips failure into the job error a user can act on. */
+function classify(error: unknown, stage: 'read' | 'write'): ConvertdError {
+  const text = error instanceof Error ? error.message : String(error);
+  if (/pixel limit/i.test(text)) return new ConvertdError('input_too_complex', 'The image has more pixels than this service processes: send a smaller image.');
+  if (/timeout/i.test(text)) return new ConvertdError('timeout');
+  if (stage === 'read' || /premature|corrupt|truncat|invalid|bad |not a|unsupported image|read error|vipsjpeg|png|load/i.test(text)) {
+    return new ConvertdError('corrupt_input', `The image could not be decoded (${text.split('\n')[0]}): it may be damaged or truncated.`);
+  }
+  return new ConvertdError('conversion_failed', `The image could not be encoded: ${text.split('\n')[0]}`);
+}
+
+/** Encodes and decodes a tiny image in every format: a build without a codec fails here, not on a user's job. */
+async function workingFormats(): Promise<string[]> {
+  const sample = sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 200, g: 30, b: 60, alpha: 1 } } });
+  const working: string[] = [];
+  for (const format of RASTER_FORMATS) {
+    try {
+      const encoded = await encode(sample.clone(), format).toBuffer();
+      const meta = await sharp(encoded).metadata();
+      if (meta.format === SHARP_FORMAT_NAME[format] && meta.width === 8) working.push(format);
+    } catch {
+      // left out of the working set
+    }
+  }
+  return working;
+}
+
+interface ImageRequest {
+  readonly input: string;
+  readonly output: string;
+  readonly from: string;
+  readonly to: string;
+  readonly maxImagePixels: number;
+  readonly timeoutSeconds: number;
+}
+
+async function convertImage({ input, output, from, to, maxImagePixels, timeoutSeconds }: ImageRequest): Promise<void> {
+  if (!isRaster(from) || !isRaster(to)) throw new ConvertdError('conversion_failed', `sharp does not convert ${from} to ${to}.`);
+  const options: SharpOptions = { failOn: 'error', limitInputPixels: maxImagePixels };
+  let meta: Metadata;
+  try {
+    meta = await sharp(input, options).metadata();
+  } catch (error) {
+    throw classify(error, 'read');
+  }
+  const frames = meta.pages ?? 1;
+  const animated = ANIMATED.has(from) && ANIMATED.has(to) && frames > 1;
+  if (animated && frames > MAX_FRAMES) {
+    throw new ConvertdError('input_too_complex', `The animation has ${frames} frames; this service converts at most ${MAX_FRAMES}.`);
+  }
+  if ((meta.width ?? 0) * (meta.height ?? 0) * (animated ? frames : 1) > maxImagePixels) {
+    throw new ConvertdError('input_too_complex', 'The image has more pixels than this service processes: send a smaller image.');
+  }
+  const image = sharp(input, { ...options, animated })
+    .timeout({ seconds: Math.max(1, timeoutSeconds) })
+    .rotate(); // apply the EXIF orientation, since metadata is not carried over
+  try {
+    await encode(image, to).toFile(output);
+  } catch (error) {
+    throw classify(error, 'write');
+  }
+}
+
+/** A PNG of the image flattened onto white: for img2pdf, which refuses transparency. */
+async function flattenOntoWhite({ input, output, maxImagePixels, timeoutSeconds }: Omit<ImageRequest, 'from' | 'to'>): Promise<void> {
+  try {
+    await sharp(input, { failOn: 'error', limitInputPixels: maxImagePixels })
+      .timeout({ seconds: Math.max(1, timeoutSeconds) })
+      .flatten({ background: '#ffffff' }).png().toFile(output);
+  } catch (error) {
+    throw classify(error, 'read');
+  }
+}
+
+export const handlers: Handlers = {
+  probe: () => workingFormats(),
+  convert: (request) => convertImage(request as unknown as ImageRequest),
+  flatten: (request) => flattenOntoWhite(request as unknown as ImageRequest),
+};
