@@ -44,6 +44,7 @@ const TEST_PACKAGES = [
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library
   'chromium', // the web page's end-to-end tests (driven by playwright-core)
+  'wrk', // npm run bench: loads /api/progress from a process of its own
   'redis-server', // the scale-out tests' job store, queue and rate-limit counters
   // A real S3-compatible object store for the scale-out tests: OpenStack Swift with its s3api
   // middleware (MinIO is not packaged in Debian), which needs memcached.
