@@ -137,16 +137,18 @@ async function main(): Promise<void> {
   }, log);
   // An API node probes the engines too: its catalogue and route checks come from them, so API
   // nodes and workers must have the same engines installed.
-  // One sharp process per concurrent job, started at once where jobs run.
-  const sharpEngine = new SharpEngine({
+  // Node pools (sharp, data): one process per concurrent job, started at once where jobs run.
+  const nodePool = (engine: string) => ({
     size: config.concurrency,
-    start: runsWorkers ? 'eager' : 'lazy',
-    stateDir: path.join(config.dataDir, 'engines', 'sharp'),
+    start: runsWorkers ? 'eager' as const : 'lazy' as const,
+    stateDir: path.join(config.dataDir, 'engines', engine),
     maxOutputBytes: config.maxOutputBytes,
-  }, log);
+  });
+  const sharpEngine = new SharpEngine(nodePool('sharp'), log);
+  const dataEngine = new DataEngine(nodePool('data'), log);
   const allEngines = [
     sharpEngine, new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(),
-    new FontEngine(), new ArchiveEngine(), new DataEngine(), libreoffice, new PandocEngine(), new PopplerEngine(sharpEngine),
+    new FontEngine(), new ArchiveEngine(), dataEngine, libreoffice, new PandocEngine(), new PopplerEngine(sharpEngine),
     new GhostscriptEngine(), new Img2PdfEngine(sharpEngine), new CalibreEngine(),
   ];
   const unknownEngines = Object.keys(config.engineTimeouts).filter((id) => !allEngines.some((engine) => engine.id === id));
@@ -158,7 +160,8 @@ async function main(): Promise<void> {
     queueWaiting: () => queue.waiting(),
     jobsRunning: () => queue.active(),
     disk: () => storage.diskSpace(),
-    pools: [{ name: 'libreoffice', stats: () => libreoffice.pool.stats() }, { name: 'sharp', stats: () => sharpEngine.pool.stats() }],
+    pools: [{ name: 'libreoffice', stats: () => libreoffice.pool.stats() }, { name: 'sharp', stats: () => sharpEngine.pool.stats() },
+      { name: 'data', stats: () => dataEngine.pool.stats() }],
   });
   const service = new JobService({ store, queue, storage, engines, config, log, changes });
   const worker = new JobWorker({ store, storage, engines, config, log, metrics, changes });

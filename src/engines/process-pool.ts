@@ -43,6 +43,8 @@ export interface PooledProgram {
   failure(reply: Reply): ConvertdError;
   /** Whether a job whose process died under it is tried once more on a fresh process. */
   readonly retryAfterCrash: boolean;
+  /** The job error a death explains, from the helper's last error output (a heap exhausted, say). */
+  explainDeath?(stderr: string): ConvertdError | undefined;
 }
 
 export interface Reply {
@@ -55,12 +57,15 @@ export interface Reply {
   readonly result?: unknown;
 }
 
-/** A pooled process died (or was killed) while it held a request; `outOfMemory` carries the runner's error when its memory cgroup killed it. */
+/**
+ * A pooled process died (or was killed) while it held a request. `verdict` is the job error the
+ * death explains, when it does: its memory cgroup killed it, or its helper ran out of heap.
+ */
 class ProcessCrashed extends Error {
-  readonly outOfMemory: ConvertdError | undefined;
-  constructor(message: string, outOfMemory?: ConvertdError) {
+  readonly verdict: ConvertdError | undefined;
+  constructor(message: string, verdict?: ConvertdError) {
     super(message);
-    this.outOfMemory = outOfMemory;
+    this.verdict = verdict;
   }
 }
 
@@ -112,7 +117,10 @@ class WarmProcess {
       onStdoutLine: onLine,
       limits: { cpuSeconds: Math.floor(PROCESS_LIFETIME_MS / 1000), ...command.limits },
     }).then(
-      (result) => `exited with code ${result.exitCode ?? result.signal}${result.stderr ? `: ${lastErrorLine(result.stderr)}` : ''}`,
+      (result) => {
+        this.exitError = program.explainDeath?.(result.stderr);
+        return `exited with code ${result.exitCode ?? result.signal}${result.stderr ? `: ${lastErrorLine(result.stderr)}` : ''}`;
+      },
       (error: unknown) => {
         if (error instanceof ConvertdError && error.code === 'input_too_complex') this.exitError = error;
         return error instanceof Error ? error.message : String(error);
@@ -305,7 +313,7 @@ export class ProcessPool {
             this.options.log?.warn({ event: `${logName}_crash`, slot: slot.index, attempt, reason: error.message }, `a ${label} process died during a job`);
             if (attempt < 2 && this.program.retryAfterCrash) continue;
             // Killed for its memory (the second time on a fresh process): the file is too big for the limit.
-            if (error.outOfMemory) throw error.outOfMemory;
+            if (error.verdict) throw error.verdict;
             throw new ConvertdError('conversion_failed', this.program.retryAfterCrash
               ? `${label} crashed twice on this file: it may be damaged or too complex.`
               : `${label} crashed on this file: it may be damaged or too complex.`);

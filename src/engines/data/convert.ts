@@ -1,7 +1,7 @@
-// Structured data conversions, run as a child process in the sandbox (engines/data.ts starts it):
-//   node convert.ts INPUT OUTPUT FROM TO
-// Exit 2: the input cannot be parsed as FROM (the message says where). Exit 3: the content
-// cannot be expressed as TO. The mapping (README "Data formats"):
+// Structured data conversions, run in pooled, sandboxed Node processes (engines/data.ts starts the
+// pool; helpers/node-host.ts loads this module and calls its handlers). An input that cannot be
+// parsed as FROM is corrupt_input (the message says where); content that cannot be expressed as
+// TO is conversion_failed. The mapping (README "Data formats"):
 // - Tables (csv, tsv, xlsx and ods: the first sheet): the first row is the header. As records, each later
 //   row becomes an object keyed by the header (CSV/TSV values stay text; xlsx keeps numbers,
 //   booleans, dates as ISO text).
@@ -23,6 +23,8 @@ import { unzipSync, zipSync } from 'fflate';
 import { XMLBuilder, XMLParser } from 'fast-xml-parser';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import YAML from 'yaml';
+import { ConvertdError } from '../../errors.ts';
+import type { Handlers } from '../helpers/node-host.ts';
 
 type Row = unknown[];
 
@@ -360,20 +362,26 @@ async function writeTree(file: string, format: string, tree: Json): Promise<void
   throw new OutputError(`cannot write ${format}`);
 }
 
-async function main(): Promise<number> {
-  const [input, output, from, to] = process.argv.slice(2) as [string, string, string, string];
+interface DataRequest {
+  readonly input: string;
+  readonly output: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+async function convertData({ input, output, from, to }: DataRequest): Promise<void> {
   try {
     if (TABLES.has(from) && TABLES.has(to)) await writeTable(output, to, await readTable(input, from));
     else if (TABLES.has(from)) await writeTree(output, to, rowsToRecords(await readTable(input, from)));
     else if (TABLES.has(to)) await writeTable(output, to, treeToRows(await readTree(input, from)));
     else await writeTree(output, to, await readTree(input, from));
-    return 0;
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
-    if (error instanceof InputError) return 2;
-    if (error instanceof OutputError) return 3;
-    return 1;
+    if (error instanceof InputError) throw new ConvertdError('corrupt_input', `The file could not be read: ${error.message}.`);
+    if (error instanceof OutputError) throw new ConvertdError('conversion_failed', `The data cannot become ${to}: ${error.message}.`);
+    throw error;
   }
 }
 
-process.exitCode = await main();
+export const handlers: Handlers = {
+  convert: (request) => convertData(request as unknown as DataRequest),
+};
