@@ -106,13 +106,21 @@ function readConfig(): Config {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const log = pino({ level: config.logLevel, base: { service: 'convertd' } });
+  // Log lines go out asynchronously: a synchronous write per line cost the progress endpoint a
+  // syscall per request (a tenth of its time, BENCHMARKS.md). Lines that pile up while one write
+  // is in flight leave together; every exit below flushes what is left first.
+  const destination = pino.destination({ dest: 1, sync: false });
+  const log = pino({ level: config.logLevel, base: { service: 'convertd' } }, destination);
+  const exit = (code: number): never => {
+    destination.flushSync();
+    process.exit(code);
+  };
 
   const sandbox = configureSandbox(config.sandbox);
   if (sandbox.problem) {
     log.fatal({ event: 'sandbox_unavailable', problem: sandbox.problem },
       `engines cannot be sandboxed: ${sandbox.problem}. Fix this, or set CONVERTD_SANDBOX=off to run them unconfined (not for untrusted uploads).`);
-    process.exit(1);
+    exit(1);
   }
   if (sandbox.settings.mode === 'off') log.warn({ event: 'sandbox_off' }, 'CONVERTD_SANDBOX=off: engines run without a sandbox; do not accept untrusted uploads');
   else log.info({ event: 'sandbox', mode: sandbox.settings.mode, engine_uid: sandbox.settings.uid ?? process.getuid?.() }, 'engines run in a bubblewrap sandbox');
@@ -201,7 +209,7 @@ async function main(): Promise<void> {
     log.info({ event: 'shutdown', signal }, 'shutting down: no new requests; running jobs finish or run again at the next start');
     const hardStop = setTimeout(() => {
       log.warn('shutdown took too long; exiting now (unfinished jobs run again at the next start)');
-      process.exit(1);
+      exit(1);
     }, (config.shutdownGraceSeconds + 10) * 1000);
     hardStop.unref();
     await app?.close();
@@ -213,7 +221,7 @@ async function main(): Promise<void> {
     closeStorage();
     removeServiceCgroup();
     log.info({ event: 'stopped' }, 'convertd stopped');
-    process.exit(0);
+    exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

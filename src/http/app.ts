@@ -38,6 +38,12 @@ function patternOf(url: string): RegExp {
   return new RegExp(`^${body}/?$`);
 }
 
+// Request ids: unique per process and cheap (a random prefix and a counter); a random id per
+// request cost the progress endpoint a crypto call each time.
+const REQUEST_ID_PREFIX = randomBytes(4).toString('hex');
+let nextRequestId = 0;
+const requestId = (): string => `${REQUEST_ID_PREFIX}${(nextRequestId++).toString(36)}`;
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, service } = deps;
   const submitLimits = deps.submitLimits ?? new RateLimits(config.submitRateLimits, 'submit');
@@ -47,7 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.log as FastifyBaseLogger,
     // One line per request, written in onResponse below, instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomBytes(8).toString('hex'),
+    genReqId: requestId,
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
     // Node checks the header and request timeouts on a timer (30 s by default): check every
     // second, so that a slow client is cut off close to its limit.
@@ -122,10 +128,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         deps.metrics.bytesOut.inc(Number(reply.getHeader('content-length')) || 0);
       }
     }
-    request.log.info({
+    // A polling client answered normally logs at debug: twice a second per job, those lines would
+    // drown the rest and cost the hot path a tenth of its time (BENCHMARKS.md). Its errors stay at info.
+    const level = route === '/api/progress/:jobId' && reply.statusCode < 400 ? 'debug' : 'info';
+    request.log[level]({
       method: request.method,
       // The pattern, not the URL: download tokens are secrets and stay out of the logs.
-      route: request.routeOptions.url ?? 'unknown',
+      route,
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
     }, 'request');
@@ -162,7 +171,7 @@ export async function buildOperationsApp(deps: Pick<AppDeps, 'service' | 'log' |
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomBytes(8).toString('hex'),
+    genReqId: requestId,
   });
   for (const schema of [...SHARED_SCHEMAS, READINESS_SCHEMA]) app.addSchema(schema);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
