@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { deflateSync } from 'node:zlib';
 import { zipSync, strToU8 } from 'fflate';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
+import { flatPng } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 
 const LIMIT_MB = 192;
@@ -36,36 +36,6 @@ function cgroupsWritable(): boolean {
 }
 
 const skip = cgroupsWritable() ? false : 'memory cgroups cannot be made here (not root, or no writable memory hierarchy)';
-
-/** A PNG of width x height in one flat colour: a few hundred kilobytes that decode to hundreds of megabytes. */
-function flatPng(width: number, height: number): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (data: Buffer) => {
-    let c = 0xffffffff;
-    for (const byte of data) c = crcTable[(c ^ byte) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const sum = Buffer.alloc(4);
-    sum.writeUInt32BE(crc(body));
-    return Buffer.concat([length, body, sum]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
-  const row = Buffer.alloc(1 + width * 3, 0x40);
-  row[0] = 0; // filter: none
-  const pixels = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)), { level: 9 });
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
-}
 
 /** A minimal DOCX: one paragraph, and optionally one picture of the given PNG. */
 function docx(text: string, picture?: Buffer): Buffer {

@@ -5,11 +5,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import zlib from 'node:zlib';
 import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
-import { sampleImage } from './helpers/fixtures.ts';
+import { flatPng, sampleImage } from './helpers/fixtures.ts';
 import { decodeImage, fileMime, writeTemp } from './helpers/tools.ts';
 
 let server: RunningServer;
@@ -103,40 +102,8 @@ test('billion laughs and a 30000 x 30000 canvas end in input_too_complex or corr
   assert.equal(flooded.error?.code, 'input_too_complex');
 });
 
-/** A PNG whose header declares width x height, with a tiny body: a pixel flood. */
-function pngDeclaring(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([length, body, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 8; // bit depth
-  header[9] = 2; // RGB
-  return Buffer.concat([
-    Buffer.from('89504e470d0a1a0a', 'hex'),
-    chunk('IHDR', header),
-    chunk('IDAT', zlib.deflateSync(Buffer.alloc(width * 3 + 1))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
-
-function crc32(data: Buffer): number {
-  let crc = ~0;
-  for (const byte of data) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return ~crc >>> 0;
-}
-
 test('a pixel flood (a 50000 x 50000 PNG of a few kilobytes) is refused before decoding', async () => {
-  const flood = pngDeclaring(50000, 50000);
+  const flood = flatPng(50000, 50000, 1);
   assert.ok(flood.length < 200_000);
   const final = await finalOf(flood, 'flood.png', 'webp');
   assert.equal(final.error?.code, 'input_too_complex');

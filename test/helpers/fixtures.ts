@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 // Test inputs made by the tests themselves, with the engine's library (the outputs are then
 // checked with other tools). Images have a known size and a known average colour.
 import { execFileSync } from 'node:child_process';
@@ -52,4 +53,38 @@ async function viaImageMagick(png: Buffer, format: string): Promise<Buffer> {
   await fs.writeFile(path.join(dir, 'in.png'), png);
   execFileSync('/usr/bin/convert-im6.q16', [path.join(dir, 'in.png'), `${format.toUpperCase()}:${path.join(dir, `out.${format}`)}`]);
   return fs.readFile(path.join(dir, `out.${format}`));
+}
+
+function crc32(data: Buffer): number {
+  let crc = ~0;
+  for (const byte of data) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return ~crc >>> 0;
+}
+
+/**
+ * An 8-bit RGB PNG written by hand whose header declares width x height, in one flat colour. With
+ * `rows` below the height, only that many rows of pixels follow (a pixel flood: a header that
+ * lies); with all of them, a few hundred kilobytes that decode to width x height x 3 bytes.
+ */
+export function flatPng(width: number, height: number, rows = height): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8; // bit depth
+  header[9] = 2; // RGB
+  const row = Buffer.alloc(1 + width * 3, 0x40);
+  row[0] = 0; // filter: none
+  const pixels = zlib.deflateSync(Buffer.concat(Array.from({ length: rows }, () => row)), { level: 9 });
+  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
 }
