@@ -29,7 +29,7 @@ import { LibreOfficeEngine } from '../src/engines/libreoffice.ts';
 import { PandocEngine } from '../src/engines/pandoc.ts';
 import { SharpEngine } from '../src/engines/sharp.ts';
 import type { Engine } from '../src/engines/types.ts';
-import { configureMemoryLimit } from '../src/process/memory-cgroup.ts';
+import { configureCgroupLimits } from '../src/process/cgroups.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -221,7 +221,7 @@ try {
   // 2. Engine choice: the engines themselves (the service's modules, sandboxed as in the service),
   // side by side on the same files, so that the planner's costs can be checked against them.
   const { settings: sandbox } = configureSandbox('auto');
-  configureMemoryLimit(2048, sandbox);
+  configureCgroupLimits(2048, sandbox);
   const engineLimits = { timeoutMs: 300_000, maxOutputBytes: 256 * 1024 ** 2, maxImagePixels: 100_000_000, maxMediaSeconds: 14_400 };
   /** Times one conversion by `engine` in a fresh work directory, as the worker runs it. */
   const byEngine = (engine: Engine, name: string, from: string, to: string) => () => timed(async () => {

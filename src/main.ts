@@ -23,7 +23,7 @@ import { RsvgEngine } from './engines/rsvg.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { VipsCliEngine } from './engines/vips.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
-import { configureMemoryLimit, removeServiceCgroup } from './process/memory-cgroup.ts';
+import { configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
 import { configureSandbox } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
@@ -124,9 +124,11 @@ async function main(): Promise<void> {
   }
   if (sandbox.settings.mode === 'off') log.warn({ event: 'sandbox_off' }, 'CONVERTD_SANDBOX=off: engines run without a sandbox; do not accept untrusted uploads');
   else log.info({ event: 'sandbox', mode: sandbox.settings.mode, engine_uid: sandbox.settings.uid ?? process.getuid?.() }, 'engines run in a bubblewrap sandbox');
-  const memory = configureMemoryLimit(config.engineMemoryMb, sandbox.settings);
-  if (memory.mode !== 'none') log.info({ event: 'memory_limit', mode: memory.mode, limit_mb: config.engineMemoryMb }, `each engine process is limited to ${config.engineMemoryMb} MiB by a memory cgroup`);
-  else if (memory.problem) log.warn({ event: 'memory_limit_unavailable', problem: memory.problem }, `engine memory is not limited by a cgroup: ${memory.problem}; engines keep their address-space limits`);
+  const limits = configureCgroupLimits(config.engineMemoryMb, sandbox.settings);
+  if (limits.mode !== 'none') log.info({ event: 'memory_limit', mode: limits.mode, limit_mb: config.engineMemoryMb }, `each engine process is limited to ${config.engineMemoryMb} MiB by a memory cgroup`);
+  else if (limits.problem) log.warn({ event: 'memory_limit_unavailable', problem: limits.problem }, `engine memory is not limited by a cgroup: ${limits.problem}; engines keep their address-space limits`);
+  if (limits.maxTasks) log.info({ event: 'process_limit', max_tasks: limits.maxTasks }, `each engine process tree is limited to ${limits.maxTasks} tasks by a pids cgroup`);
+  else log.warn({ event: 'process_limit_unavailable', problem: limits.tasksProblem }, `engine processes are not counted by a pids cgroup: ${limits.tasksProblem}`);
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const { storage, close: closeStorage } = await openStorage(config, log);
@@ -219,7 +221,7 @@ async function main(): Promise<void> {
     await engines.close();
     await backends.close();
     closeStorage();
-    removeServiceCgroup();
+    removeServiceCgroups();
     log.info({ event: 'stopped' }, 'convertd stopped');
     exit(0);
   };

@@ -204,7 +204,7 @@ export const READINESS_SCHEMA = {
     ready: { type: 'boolean' },
     checks: {
       type: 'object',
-      description: 'store, disk, sandbox, memory_limit (`mode`: cgroup-v1, cgroup-v2 or none, with `limit_bytes`), queue, storage and one pool:<engine> per process pool, each with `ok` and what it found.',
+      description: 'store, disk, sandbox, memory_limit (`mode`: cgroup-v1, cgroup-v2 or none, with `limit_bytes`), process_limit (`max_tasks` per engine process tree, or `mode: none`), queue, storage and one pool:<engine> per process pool, each with `ok` and what it found.',
       additionalProperties: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } }, additionalProperties: true },
     },
     engines_unavailable: {

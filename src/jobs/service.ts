@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
 import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
-import { memoryLimitState } from '../process/memory-cgroup.ts';
+import { cgroupLimitsState } from '../process/cgroups.ts';
 import { sandboxSettings } from '../process/sandbox.ts';
 import type { FileStorage, ResultHandle } from '../storage/types.ts';
 import type { JobChanges } from './changes.ts';
@@ -111,8 +111,8 @@ export class JobService {
 
   /**
    * What /readyz reports. Ready means a submission can be accepted and converted now: the store
-   * takes writes, the disk has room, engines are sandboxed (or explicitly not; memory_limit says
-   * whether a cgroup caps their memory), and the process
+   * takes writes, the disk has room, engines are sandboxed (or explicitly not; memory_limit and
+   * process_limit say whether cgroups cap their memory and tasks), and the process
    * pools have a process up. An engine whose probe failed at start does not make the service
    * unready (its formats are simply not offered, as /api/formats shows); it is listed.
    */
@@ -132,8 +132,9 @@ export class JobService {
     const sandbox = sandboxSettings();
     checks.sandbox = { ok: sandbox.mode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandbox.mode };
     // Informational: without a cgroup, engines keep their address-space limits (not a reason to refuse work).
-    const memory = memoryLimitState();
-    checks.memory_limit = { ok: true, mode: memory.mode, ...(memory.limitBytes ? { limit_bytes: memory.limitBytes } : {}), ...(memory.problem ? { problem: memory.problem } : {}) };
+    const limits = cgroupLimitsState();
+    checks.memory_limit = { ok: true, mode: limits.mode, ...(limits.limitBytes ? { limit_bytes: limits.limitBytes } : {}), ...(limits.problem ? { problem: limits.problem } : {}) };
+    checks.process_limit = { ok: true, ...(limits.maxTasks ? { max_tasks: limits.maxTasks } : { mode: 'none' }), ...(limits.tasksProblem ? { problem: limits.tasksProblem } : {}) };
     for (const [engine, health] of Object.entries(this.deps.engines.health())) checks[`pool:${engine}`] = { ok: health.ok, ...health.detail };
     try {
       const waiting = await this.deps.queue.waiting();

@@ -4,12 +4,12 @@
 // abort the whole process group is killed: soffice, gs under ImageMagick and chromium leave
 // grandchildren behind a plain child.kill() (shared/stack.md). Inside, the program runs in the
 // bubblewrap sandbox of sandbox.ts (its PID namespace dies with bwrap, taking every child along),
-// and, where the machine allows, in a memory cgroup of its own (memory-cgroup.ts).
+// and, where the machine allows, in cgroups of its own that cap its memory and tasks (cgroups.ts).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { ConvertdError } from '../errors.ts';
-import { memoryLimitState, openRunCgroup } from './memory-cgroup.ts';
+import { cgroupLimitsState, openRunCgroup } from './cgroups.ts';
 import { sandboxSettings, wrap } from './sandbox.ts';
 
 export interface ResourceLimits {
@@ -110,7 +110,7 @@ export function runProcess(program: string, args: readonly string[], options: Ru
   });
   const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
   const limited = usePrlimit ? [PRLIMIT, ...limitArgs, '--', wrapped.command, ...wrapped.argv] : [wrapped.command, ...wrapped.argv];
-  // cgexec enters the memory cgroup first, then executes the rest: the engine never runs outside it.
+  // cgexec enters the cgroups first, then executes the rest: the engine never runs outside them.
   const cgroup = openRunCgroup();
   const [command, ...argv] = cgroup ? [...cgroup.prefix, ...limited] : limited;
 
@@ -196,10 +196,10 @@ export function runProcess(program: string, args: readonly string[], options: Ru
 }
 
 function outOfMemoryError(): ConvertdError {
-  const megabytes = Math.round((memoryLimitState().limitBytes ?? 0) / 1024 / 1024);
+  const megabytes = Math.round((cgroupLimitsState().limitBytes ?? 0) / 1024 / 1024);
   return new ConvertdError('input_too_complex',
     `The conversion needed more than ${megabytes} MB of memory, the limit per engine (CONVERTD_ENGINE_MEMORY_MB): send a smaller or simpler file.`,
-    { memory_limit_bytes: memoryLimitState().limitBytes });
+    { memory_limit_bytes: cgroupLimitsState().limitBytes });
 }
 
 /** The last meaningful line of a tool's error output, for a job's error message. */

@@ -1,16 +1,19 @@
-// Memory limits (issue 5): every engine process runs in a memory cgroup of its own, so a file that
-// makes an engine balloon ends as input_too_complex instead of taking the machine's memory; the
-// LibreOffice pool replaces a process killed for its memory and goes on. The service is started
-// with a small limit (192 MiB: enough for every engine to pass its start-up probe) so that modest
-// files cross it.
+// Resource limits through cgroups (issue 5): every engine process runs in cgroups of its own, so a
+// file that makes an engine balloon ends as input_too_complex instead of taking the machine's
+// memory, and a process tree that forks without end stops at its task cap; the pools replace a
+// process killed for its memory and go on. The service is started with a small memory limit
+// (192 MiB: enough for every engine to pass its start-up probe) so that modest files cross it.
 import assert from 'node:assert/strict';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { zipSync, strToU8 } from 'fflate';
+import { MAX_ENGINE_TASKS, configureCgroupLimits, removeServiceCgroups } from '../src/process/cgroups.ts';
+import { runProcess } from '../src/process/runner.ts';
+import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
 import { flatPng } from './helpers/fixtures.ts';
-import { startServer, type RunningServer } from './helpers/server.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 const LIMIT_MB = 192;
 
@@ -89,10 +92,11 @@ async function failsForMemory(data: Buffer, filename: string, target: string): P
   assert.match(final.error!.message, new RegExp(`more than ${LIMIT_MB} MB of memory`));
 }
 
-test('/readyz says engines run under a memory cgroup with the configured limit', { skip }, async () => {
-  const ready = await (await fetch(`${server.url}/readyz`)).json() as { checks: Record<string, { ok: boolean; mode?: string; limit_bytes?: number }> };
+test('/readyz says engines run under memory and task limits', { skip }, async () => {
+  const ready = await (await fetch(`${server.url}/readyz`)).json() as { checks: Record<string, { ok: boolean; mode?: string; limit_bytes?: number; max_tasks?: number }> };
   assert.match(ready.checks.memory_limit?.mode ?? '', /^cgroup-v[12]$/, JSON.stringify(ready.checks.memory_limit));
   assert.equal(ready.checks.memory_limit?.limit_bytes, LIMIT_MB * 1024 * 1024);
+  assert.equal(ready.checks.process_limit?.max_tasks, MAX_ENGINE_TASKS, JSON.stringify(ready.checks.process_limit));
   // The warm pooled processes (LibreOffice, sharp) live in cgroups of their own, under the service's, with the limit.
   const runs = readdirSync(serviceCgroup).filter((name) => name.startsWith('run-'));
   assert.ok(runs.length >= 2, 'the pooled processes have cgroups');
@@ -145,4 +149,37 @@ test('finished engines leave no cgroup behind, and a stopped service removes its
     await next.stop();
   }
   assert.equal(existsSync(path.join(memoryCgroupOf(process.pid)!, `convertd-${next.child.pid}`)), false, 'a stopped service removes its cgroup');
+});
+
+test('a process tree that forks without end stops at its task cap, and the runner still ends it', { skip }, async () => {
+  // The runner in this test process, as the service uses it (with cgroups of its own, convertd-<test pid>).
+  const { settings } = configureSandbox('auto');
+  const limits = configureCgroupLimits(LIMIT_MB, settings);
+  assert.equal(limits.maxTasks, MAX_ENGINE_TASKS, JSON.stringify(limits));
+  const workDir = await tempDir('convertd-forks-');
+  try {
+    await giveToEngineUser(workDir, settings);
+    const forkBomb = [
+      'import os, time',
+      'n = 0',
+      'for i in range(5000):',
+      '    try:',
+      '        pid = os.fork()',
+      '    except OSError:',
+      '        break',
+      '    if pid == 0:',
+      '        time.sleep(30)',
+      '        os._exit(0)',
+      '    n += 1',
+      'print(n, flush=True)',
+    ].join('\n');
+    const result = await runProcess('/usr/bin/python3', ['-c', forkBomb], { cwd: workDir, timeoutMs: 60_000, captureStdout: true });
+    const forked = Number(result.stdout.trim());
+    assert.ok(forked > 100 && forked < MAX_ENGINE_TASKS, `forked ${forked} children (cap ${MAX_ENGINE_TASKS})`);
+    // The sleeping children went with the process group: the runner returned long before their 30 s.
+    assert.ok(result.durationMs < 20_000, `took ${result.durationMs} ms`);
+  } finally {
+    removeServiceCgroups();
+    configureSandbox('off');
+  }
 });
