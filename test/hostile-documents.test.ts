@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { strFromU8, unzipSync, zipSync } from 'fflate';
 import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
-import { TEXT_SAMPLES } from './helpers/documents.ts';
+import { fieldRuns, handmadeDocx, MARKER, TEXT_SAMPLES } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -23,7 +23,8 @@ before(async () => {
     response.end('x');
   });
   await new Promise<void>((resolve) => beacon.listen(0, '127.0.0.1', resolve));
-  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_ATTEMPTS: '1' });
+  // pandoc gets 20 s per step here, so that pathological markdown meets its limit within the test.
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_ATTEMPTS: '1', CONVERTD_ENGINE_TIMEOUTS: 'pandoc=20' });
 });
 
 after(async () => {
@@ -132,4 +133,67 @@ test('a damaged office file is a documented error, and the service goes on', asy
   // Whatever LibreOffice made of it, the next document converts.
   const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.fodt!), 'next.fodt', 'pdf');
   assert.ok(bytes.subarray(0, 5).toString() === '%PDF-');
+});
+
+/** A local file every sandbox can read (BASE_READ_ONLY binds /etc/fonts): its content must never reach an output. */
+const LOCAL_FILE = '/etc/fonts/fonts.conf';
+const LOCAL_MARK = '<fontconfig>';
+
+test('DOCX fields and external relationships: INCLUDETEXT, INCLUDEPICTURE and a linked picture fetch nothing and read no local file', async () => {
+  const docx = handmadeDocx({
+    text: MARKER,
+    linkedPicture: `${beaconUrl()}/docx-linked.png`,
+    runs: fieldRuns(`INCLUDETEXT "${LOCAL_FILE}"`, 'included text') + fieldRuns(`INCLUDEPICTURE "${beaconUrl()}/docx-field.png" \\d`, 'picture'),
+  });
+  for (const target of ['txt', 'pdf', 'odt']) {
+    const jobId = await submitOk(server.url, docx, 'fields.docx', target);
+    const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+    assert.equal(final.status, 'done', JSON.stringify(final.error));
+    const bytes = Buffer.from(await (await fetch(`${server.url}${final.download_url}`)).arrayBuffer());
+    const text = target === 'pdf' ? execFileSync('pdftotext', ['-', '-'], { input: bytes, encoding: 'utf8' })
+      : target === 'odt' ? strFromU8(unzipSync(new Uint8Array(bytes))['content.xml']!) : bytes.toString('utf8');
+    assert.ok(text.includes(MARKER), `${target}: the document's own text is there`);
+    assert.ok(!text.includes(LOCAL_MARK) && !text.includes('fontconfig'), `${target}: ${LOCAL_FILE} reached the output`);
+  }
+  assert.deepEqual(beaconHits, [], 'no request may leave a conversion');
+});
+
+test('a spreadsheet\'s WEBSERVICE formula reaches no server', async () => {
+  const fods = `<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:of="urn:oasis:names:tc:opendocument:xmlns:of:1.2" office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.spreadsheet"><office:body><office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell office:value-type="string"><text:p>${MARKER}</text:p></table:table-cell><table:table-cell table:formula="of:=WEBSERVICE(&quot;${beaconUrl()}/webservice&quot;)" office:value-type="string" office:string-value="cached"><text:p>cached</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document>`;
+  for (const target of ['csv', 'pdf', 'xlsx']) await convert(server.url, Buffer.from(fods), 'webservice.fods', target);
+  assert.deepEqual(beaconHits, [], 'no request may leave a conversion');
+});
+
+test('LaTeX \\input and \\include read no local file', async () => {
+  const latex = `\\documentclass{article}\n\\begin{document}\n${MARKER}\n\n\\input{${LOCAL_FILE}}\n\n\\include{${LOCAL_FILE.replace(/\.conf$/, '')}}\n\\end{document}\n`;
+  for (const target of ['html', 'docx']) {
+    const jobId = await submitOk(server.url, Buffer.from(latex), 'input.tex', target);
+    const { final } = await waitForJob(server.url, jobId);
+    if (final.status === 'error') {
+      assert.ok(['conversion_failed', 'corrupt_input'].includes(final.error!.code), JSON.stringify(final.error));
+      continue;
+    }
+    const bytes = Buffer.from(await (await fetch(`${server.url}${final.download_url}`)).arrayBuffer());
+    const text = target === 'docx' ? strFromU8(unzipSync(new Uint8Array(bytes))['word/document.xml']!) : bytes.toString('utf8');
+    assert.ok(text.includes(MARKER));
+    assert.ok(!text.includes('fontconfig'), `${target}: ${LOCAL_FILE} reached the output`);
+  }
+});
+
+test('pathological markdown (50,000 nested brackets) ends at its limit with a documented error while other jobs convert', { timeout: 180_000 }, async () => {
+  const started = Date.now();
+  const jobId = await submitOk(server.url, Buffer.from(`${'['.repeat(50_000)}a${']'.repeat(50_000)}\n`), 'brackets.md', 'html');
+  // Meanwhile the service serves others.
+  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.md!), 'meanwhile.md', 'html');
+  assert.ok(bytes.toString('utf8').includes(MARKER));
+  const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+  assert.equal(final.status, 'error');
+  assert.ok(['timeout', 'input_too_complex'].includes(final.error!.code), JSON.stringify(final.error));
+  assert.ok(Date.now() - started < 90_000, 'it stopped at its limit');
+});
+
+test('PostScript named .pdf is refused by its content: Ghostscript only ever reads real PDFs', async () => {
+  const postscript = '%!PS-Adobe-3.0\n(/tmp) (*) { = } 1024 string filenameforall\nshowpage\n';
+  await expectError(await submit(server.url, Buffer.from(postscript), 'list.pdf', 'pdfa'), 415, 'unsupported_format');
 });

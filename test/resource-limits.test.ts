@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { zipSync, strToU8 } from 'fflate';
 import { MAX_ENGINE_TASKS, configureCgroupLimits, removeServiceCgroups } from '../src/process/cgroups.ts';
 import { runProcess } from '../src/process/runner.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
+import { handmadeDocx } from './helpers/documents.ts';
 import { flatPng } from './helpers/fixtures.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
@@ -39,21 +39,6 @@ function cgroupsWritable(): boolean {
 }
 
 const skip = cgroupsWritable() ? false : 'memory cgroups cannot be made here (not root, or no writable memory hierarchy)';
-
-/** A minimal DOCX: one paragraph, and optionally one picture of the given PNG. */
-function docx(text: string, picture?: Buffer): Buffer {
-  const drawing = picture
-    ? `<w:r><w:drawing><wp:inline><wp:extent cx="5000000" cy="5000000"/><wp:docPr id="1" name="p"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:nvPicPr><pic:cNvPr id="1" name="p.png"/><pic:cNvPicPr/></pic:nvPicPr><pic:blipFill><a:blip r:embed="rPic"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="5000000" cy="5000000"/></a:xfrm><a:prstGeom prst="rect"/></pic:spPr></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`
-    : '';
-  const files: Record<string, Uint8Array> = {
-    '[Content_Types].xml': strToU8('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
-    '_rels/.rels': strToU8('<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'),
-    'word/_rels/document.xml.rels': strToU8(`<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${picture ? '<Relationship Id="rPic" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/p.png"/>' : ''}</Relationships>`),
-    'word/document.xml': strToU8(`<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><w:body><w:p><w:r><w:t>${text}</w:t></w:r>${drawing}</w:p></w:body></w:document>`),
-  };
-  if (picture) files['word/media/p.png'] = picture;
-  return Buffer.from(zipSync(files));
-}
 
 /** A run-length encoded TGA of width x height in one colour: small on disk, width*height*8 bytes in ImageMagick (Q16 RGBA). */
 function flatTga(width: number, height: number): Buffer {
@@ -118,9 +103,9 @@ test('a PNG that sharp must hold whole past the limit (81 megapixels into WebP) 
 });
 
 test('a docx with a 144-megapixel picture kills LibreOffice for its memory: input_too_complex, and the pool goes on', { skip }, async () => {
-  await failsForMemory(docx('Big picture', flatPng(12000, 12000)), 'bomb.docx', 'pdf');
+  await failsForMemory(handmadeDocx({ text: 'Big picture', picture: flatPng(12000, 12000) }), 'bomb.docx', 'pdf');
   assert.ok(server.logs.some((line) => line.includes('libreoffice_crash')), 'the pool saw its process die');
-  const { record, bytes } = await convert(server.url, docx('After the bomb'), 'after.docx', 'pdf');
+  const { record, bytes } = await convert(server.url, handmadeDocx({ text: 'After the bomb' }), 'after.docx', 'pdf');
   assert.equal(record.status, 'done');
   assert.equal(bytes.subarray(0, 5).toString('latin1'), '%PDF-');
   const ready = await (await fetch(`${server.url}/readyz`)).json() as { checks: Record<string, { ok: boolean; alive?: number }> };

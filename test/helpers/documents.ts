@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { strToU8, zipSync } from 'fflate';
 
 // No fi, fl or ff in it: Ghostscript 10.0 writes a wrong ToUnicode entry for ligatures in PDF/A, so
 // their text does not extract (README, known limitations).
@@ -87,4 +88,36 @@ export async function documentSamples(): Promise<Record<string, Buffer>> {
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+const DOCX_NAMESPACES = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"';
+
+/** A picture run that shows relationship `id`, embedded (`r:embed`) or linked (`r:link`). */
+function pictureRun(id: string, how: 'embed' | 'link'): string {
+  return `<w:r><w:drawing><wp:inline><wp:extent cx="5000000" cy="5000000"/><wp:docPr id="1" name="p"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:nvPicPr><pic:cNvPr id="1" name="p.png"/><pic:cNvPicPr/></pic:nvPicPr><pic:blipFill><a:blip r:${how}="${id}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="5000000" cy="5000000"/></a:xfrm><a:prstGeom prst="rect"/></pic:spPr></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`;
+}
+
+/** A field run: `instruction` (INCLUDETEXT "...", say) with `shown` as its last computed result. */
+export function fieldRuns(instruction: string, shown: string): string {
+  return `<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> ${instruction} </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>${shown}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>`;
+}
+
+/**
+ * A DOCX written by hand: one paragraph of `text`, then optionally an embedded PNG `picture`, a
+ * picture linked to an outside URL (`linkedPicture`, an external relationship), and extra runs.
+ */
+export function handmadeDocx(parts: { text: string; picture?: Uint8Array; linkedPicture?: string; runs?: string }): Buffer {
+  const relationships = [
+    parts.picture ? '<Relationship Id="rPic" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/p.png"/>' : '',
+    parts.linkedPicture ? `<Relationship Id="rLink" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="${parts.linkedPicture}" TargetMode="External"/>` : '',
+  ].join('');
+  const runs = `<w:r><w:t>${parts.text}</w:t></w:r>${parts.picture ? pictureRun('rPic', 'embed') : ''}${parts.linkedPicture ? pictureRun('rLink', 'link') : ''}${parts.runs ?? ''}`;
+  const files: Record<string, Uint8Array> = {
+    '[Content_Types].xml': strToU8('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
+    '_rels/.rels': strToU8('<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'),
+    'word/_rels/document.xml.rels': strToU8(`<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${relationships}</Relationships>`),
+    'word/document.xml': strToU8(`<?xml version="1.0" encoding="UTF-8"?><w:document ${DOCX_NAMESPACES}><w:body><w:p>${runs}</w:p></w:body></w:document>`),
+  };
+  if (parts.picture) files['word/media/p.png'] = parts.picture;
+  return Buffer.from(zipSync(files));
 }
