@@ -12,6 +12,7 @@ import { fieldRuns, handmadeDocx, MARKER, TEXT_SAMPLES } from './helpers/documen
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 let server: RunningServer;
 let beacon: http.Server;
@@ -196,4 +197,46 @@ test('pathological markdown (50,000 nested brackets) ends at its limit with a do
 test('PostScript named .pdf is refused by its content: Ghostscript only ever reads real PDFs', async () => {
   const postscript = '%!PS-Adobe-3.0\n(/tmp) (*) { = } 1024 string filenameforall\nshowpage\n';
   await expectError(await submit(server.url, Buffer.from(postscript), 'list.pdf', 'pdfa'), 415, 'unsupported_format');
+});
+
+test('an ODF section linked to a local file and an HTML iframe of a file:// URL bring nothing local into the output', async () => {
+  const fodt = TEXT_SAMPLES.fodt!.replace('<text:p>The fish swims.</text:p>',
+    `<text:p>The fish swims.</text:p><text:section text:name="linked"><text:section-source xmlns:xlink="http://www.w3.org/1999/xlink" xlink:href="file://${LOCAL_FILE}" xlink:type="simple" text:filter-name="Text (encoded)"/><text:p>section placeholder</text:p></text:section>`);
+  const html = `<html><body><p>${MARKER}</p><iframe src="file://${LOCAL_FILE}"></iframe><object data="file://${LOCAL_FILE}"></object></body></html>`;
+  for (const [data, name, target] of [[fodt, 'section.fodt', 'txt'], [fodt, 'section.fodt', 'pdf'], [html, 'frame.html', 'pdf'], [html, 'frame.html', 'docx'], [html, 'frame.html', 'txt']] as const) {
+    const { bytes } = await convert(server.url, Buffer.from(data), name, target);
+    const text = target === 'pdf' ? execFileSync('pdftotext', ['-', '-'], { input: bytes, encoding: 'utf8' })
+      : target === 'docx' ? strFromU8(unzipSync(new Uint8Array(bytes))['word/document.xml']!) : bytes.toString('utf8');
+    assert.ok(!text.includes('fontconfig'), `${name} → ${target}: ${LOCAL_FILE} reached the output`);
+  }
+});
+
+test('a PDF whose one content stream inflates to 200 MB is refused or converted within its limits, and the service goes on', { timeout: 180_000 }, async () => {
+  // A page whose content stream is 200 MB of spaces, compressed to about 200 KB.
+  const inflated = zlib.deflateSync(Buffer.alloc(200 * 1024 * 1024, 0x20), { level: 9 });
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>',
+  ];
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
+  const offsets: number[] = [];
+  let length = parts[0]!.length;
+  const add = (chunk: Buffer) => { parts.push(chunk); length += chunk.length; };
+  objects.forEach((object, i) => { offsets.push(length); add(Buffer.from(`${i + 1} 0 obj\n${object}\nendobj\n`, 'latin1')); });
+  offsets.push(length);
+  add(Buffer.from(`4 0 obj\n<< /Length ${inflated.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'));
+  add(inflated);
+  add(Buffer.from('\nendstream\nendobj\n', 'latin1'));
+  const xref = length;
+  add(Buffer.from(`xref\n0 5\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`, 'latin1'));
+  const bomb = Buffer.concat(parts);
+  assert.ok(bomb.length < 1024 * 1024);
+  for (const target of ['png', 'txt', 'pdfa']) {
+    const jobId = await submitOk(server.url, bomb, 'flate.pdf', target);
+    const { final } = await waitForJob(server.url, jobId, { timeoutMs: 150_000 });
+    if (final.status === 'error') assert.ok(['input_too_complex', 'timeout', 'corrupt_input', 'conversion_failed'].includes(final.error!.code), JSON.stringify(final.error));
+  }
+  const { bytes } = await convert(server.url, handmadePdf(595, 842), 'next.pdf', 'png');
+  assert.ok(bytes.length > 0);
 });

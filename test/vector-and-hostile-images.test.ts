@@ -157,3 +157,17 @@ test('images are decoded in sandboxed sharp processes, never in the service itse
     if (process.getuid?.() === 0) assert.equal(decoder.uid, 65534, 'the sharp process runs as nobody');
   }
 });
+
+test('an SVG whose <use> references multiply to a billion shapes ends quickly in a documented error, and the next SVG renders', async () => {
+  const levels = ['<rect id="l0" width="1" height="1"/>'];
+  for (let level = 1; level <= 9; level++) {
+    levels.push(`<g id="l${level}">${Array.from({ length: 10 }, () => `<use href="#l${level - 1}"/>`).join('')}</g>`);
+  }
+  const bomb = `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><defs>${levels.join('')}</defs><use href="#l9"/></svg>`;
+  const started = Date.now();
+  const final = await finalOf(bomb, 'use-bomb.svg', 'png');
+  if (final.status === 'error') assert.ok(['input_too_complex', 'corrupt_input', 'conversion_failed', 'timeout'].includes(final.error!.code), JSON.stringify(final.error));
+  assert.ok(Date.now() - started < 60_000, 'it ended within the engine\'s limit');
+  const { record } = await convert(server.url, Buffer.from(SVG), 'after.svg', 'png');
+  assert.equal(record.status, 'done');
+});
