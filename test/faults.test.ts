@@ -14,14 +14,14 @@ import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ENV = { CONVERTD_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: '1' };
 
-/** Processes whose working directory lies inside the data dir: the engines of its jobs. */
+/** Processes whose working directory lies inside the data dir: the engines of its jobs and its warm pools, as "pid program in cwd". */
 async function enginesIn(dataDir: string): Promise<string[]> {
   const found: string[] = [];
   for (const pid of await fs.readdir('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     const cwd = await fs.readlink(`/proc/${pid}/cwd`).catch(() => '');
     const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    if (cwd.startsWith(dataDir) && !/ Z /.test(stat)) found.push(`${pid} ${(await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')[0]}`);
+    if (cwd.startsWith(dataDir) && !/ Z /.test(stat)) found.push(`${pid} ${(await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')[0]} in ${cwd}`);
   }
   return found;
 }
@@ -67,7 +67,14 @@ test('an engine killed under a running job fails that job clearly, and the servi
   try {
     const jobId = await submitOk(server.url, await longVideo(), 'long.mp4', 'webm');
     const engines = await waitForEngine(server);
-    for (const entry of engines) process.kill(Number(entry.split(' ')[0]), 'SIGKILL');
+    // The job's own processes (ffprobe may already have finished), not the warm pools' under engines/.
+    for (const entry of engines.filter((e) => !e.includes(`${server.dataDir}/engines/`))) {
+      try {
+        process.kill(Number(entry.split(' ')[0]), 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
     const { final } = await waitForJob(server.url, jobId, { timeoutMs: 60_000 });
     assert.equal(final.status, 'error');
     assert.equal(final.error?.code, 'conversion_failed');

@@ -240,3 +240,31 @@ test('a PDF whose one content stream inflates to 200 MB is refused or converted 
   const { bytes } = await convert(server.url, handmadePdf(595, 842), 'next.pdf', 'png');
   assert.ok(bytes.length > 0);
 });
+
+test('password-protected office files end in encrypted_input: ODF, Word and Excel 97-2003, and an encrypted OOXML package', { timeout: 240_000 }, async () => {
+  // LibreOffice itself writes the protected files, through its UNO API (helpers/encrypt-office.py).
+  const dir = await tempDir('convertd-locked-');
+  await fs.chmod(dir, 0o755);
+  await fs.writeFile(path.join(dir, 'sample.fodt'), TEXT_SAMPLES.fodt!);
+  await fs.writeFile(path.join(dir, 'sample.fods'), TEXT_SAMPLES.fods!);
+  const save = (source: string, target: string, filter: string, password: string) => {
+    execFileSync('/usr/bin/python3', [path.join(import.meta.dirname, 'helpers', 'encrypt-office.py'), path.join(dir, source), path.join(dir, target), filter, password], { stdio: 'ignore', timeout: 120_000 });
+    return fs.readFile(path.join(dir, target));
+  };
+  for (const [source, target, filter] of [['sample.fodt', 'locked.odt', 'writer8'], ['sample.fodt', 'locked.doc', 'MS Word 97'], ['sample.fods', 'locked.ods', 'calc8'], ['sample.fods', 'locked.xls', 'MS Excel 97']] as const) {
+    await failsWith(await save(source, target, filter, 'secret'), target, 'pdf', 'encrypted_input');
+  }
+  // Office writes a protected docx as an OLE file holding an "EncryptedPackage" stream: made here
+  // by renaming the main stream of an unprotected .doc, which converts as it is (the control).
+  const plain = await save('sample.fodt', 'plain.doc', 'MS Word 97', '');
+  const { bytes } = await convert(server.url, plain, 'plain.doc', 'txt');
+  assert.ok(bytes.toString('utf8').includes(MARKER));
+  const name = plain.indexOf(Buffer.from('WordDocument\0', 'utf16le'));
+  assert.ok(name > 0 && name % 128 === 0, 'the directory entry of the WordDocument stream');
+  const renamed = Buffer.from(plain);
+  renamed.fill(0, name, name + 64);
+  renamed.write('EncryptedPackage\0', name, 'utf16le');
+  renamed.writeUInt16LE(34, name + 0x40);
+  await failsWith(renamed, 'locked.docx', 'pdf', 'encrypted_input');
+  await fs.rm(dir, { recursive: true, force: true });
+});

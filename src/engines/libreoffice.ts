@@ -8,6 +8,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { ConvertdError } from '../errors.ts';
+import { isPasswordProtected } from './office-encryption.ts';
 import { createOfficePool, officeMessage, type OfficePoolOptions, type OfficeRequest } from './office-pool.ts';
 import type { ProcessPool } from './process-pool.ts';
 import { withProbeDir } from './probe-dir.ts';
@@ -150,7 +152,15 @@ export class LibreOfficeEngine implements Engine {
   async convert(request: ConvertRequest): Promise<void> {
     const family = FAMILIES.find((f) => f.reads.includes(request.from) && f.writes[request.to]);
     if (!family) throw new Error(`LibreOffice has no filter for ${request.from} → ${request.to}`);
-    await this.pool.convert(request.input, request.output, officeMessage({ ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from] }), request.limits.timeoutMs, request.signal);
+    try {
+      await this.pool.convert(request.input, request.output, officeMessage({ ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from] }), request.limits.timeoutMs, request.signal);
+    } catch (error) {
+      // LibreOffice answers a password-protected file as one it cannot open: say which it is.
+      if (error instanceof ConvertdError && error.code === 'corrupt_input' && await isPasswordProtected(request.input)) {
+        throw new ConvertdError('encrypted_input', 'The document is protected by a password: remove the protection (save it without a password) and upload it again.');
+      }
+      throw error;
+    }
   }
 
   health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {

@@ -62,12 +62,17 @@ const CFB_STREAMS: ReadonlyArray<[string, string]> = [
   ['WordDocument', 'doc'], ['Workbook', 'xls'], ['Book', 'xls'], ['PowerPoint Document', 'ppt'],
 ];
 
-async function compoundFileKind(file: string): Promise<string | undefined> {
+/** What Office writes for a password-protected docx, xlsx or pptx: the package, encrypted, in an OLE file. */
+const ENCRYPTED_OOXML = new Set(['docx', 'xlsx', 'pptx']);
+
+async function compoundFileKind(file: string, ext = ''): Promise<string | undefined> {
   const content = await fs.readFile(file);
   for (const [stream, format] of CFB_STREAMS) {
     // A directory entry's name is followed by a UTF-16 NUL terminator.
     if (content.includes(Buffer.from(`${stream}\0`, 'utf16le'))) return format;
   }
+  // Taken as the format its name says, so that the job can say it is encrypted (not "unsupported").
+  if (ENCRYPTED_OOXML.has(ext) && content.includes(Buffer.from('EncryptedPackage\0', 'utf16le'))) return ext;
   return undefined;
 }
 
@@ -98,7 +103,7 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
       return { format: catalogue.get(named), detected: named };
     }
     if (byContent.ext === 'cfb') {
-      const kind = await compoundFileKind(file);
+      const kind = await compoundFileKind(file, ext);
       return { format: kind ? catalogue.get(kind) : undefined, detected: kind ?? 'an OLE compound file' };
     }
     if (byContent.ext === 'mobi') {
