@@ -1,7 +1,8 @@
 // Archives: every advertised pair, from a tree of files the test makes and packs with bsdtar and
 // 7-Zip; each output is unpacked with 7-Zip (not libarchive, which the engine uses) and compared
 // file by file. Then the hostile archives of shared/security.md section 10: zip slip, absolute
-// paths, symlinks, hard links, a zip bomb, an encrypted archive. None is unpacked anywhere; each
+// paths, symlinks, hard links, zip bombs (flat, lying sizes, overlapping entries), an encrypted
+// archive. None is unpacked anywhere; each
 // ends in a documented error.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -9,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { zipSync } from 'fflate';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
@@ -123,6 +125,57 @@ test('a zip bomb stops while streaming with input_too_complex', async () => {
   const final = await failure(bomb, 'bomb.zip', 'tar');
   assert.equal(final.error?.code, 'input_too_complex');
   assert.match(final.error!.message, /decompression bomb|expands/);
+});
+
+/** A zip of one member, `zeros`, 64 MB of zero bytes, compressed by fflate. */
+function zeroZip(): Buffer {
+  return Buffer.from(zipSync({ zeros: new Uint8Array(64 * 1024 * 1024) }, { level: 9 }));
+}
+
+test('a zip bomb whose headers lie about the size (10 bytes declared, 64 MB inside) never expands past the cap', async () => {
+  const bomb = zeroZip();
+  const local = bomb.indexOf(Buffer.from('504b0304', 'hex'));
+  const central = bomb.indexOf(Buffer.from('504b0102', 'hex'));
+  bomb.writeUInt32LE(10, local + 22); // local header: uncompressed size
+  bomb.writeUInt32LE(10, central + 24); // central directory: uncompressed size
+  const final = await failure(bomb, 'liar.zip', 'tar');
+  if (final.status === 'done') {
+    // libarchive believed the header and stopped after 10 bytes: nothing expanded.
+    const output = Buffer.from(await (await fetch(`${server.url}${final.download_url}`)).arrayBuffer());
+    assert.ok(output.length < 1024 * 1024, `the output is ${output.length} bytes`);
+  } else {
+    assert.ok(['input_too_complex', 'corrupt_input'].includes(final.error!.code), JSON.stringify(final.error));
+  }
+});
+
+test('an overlapping zip bomb (300 directory entries naming one compressed member) never expands past the cap', async () => {
+  const zip = zeroZip();
+  const centralAt = zip.indexOf(Buffer.from('504b0102', 'hex'));
+  const endAt = zip.indexOf(Buffer.from('504b0506', 'hex'));
+  const entry = zip.subarray(centralAt, endAt);
+  const nameLength = entry.readUInt16LE(28);
+  // 300 central entries, each a different name (z000...z299, as long as "zeros") for the same local header at offset 0.
+  const entries = Array.from({ length: 300 }, (_, i) => {
+    const copy = Buffer.from(entry);
+    copy.write(`z${String(i).padStart(nameLength - 1, '0')}`, 46, 'latin1');
+    return copy;
+  });
+  const directory = Buffer.concat(entries);
+  const end = Buffer.from(zip.subarray(endAt));
+  end.writeUInt16LE(300, 8);
+  end.writeUInt16LE(300, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(centralAt, 16);
+  const bomb = Buffer.concat([zip.subarray(0, centralAt), directory, end]);
+  assert.ok(bomb.length < 1024 * 1024);
+  const final = await failure(bomb, 'overlap.zip', 'tar');
+  if (final.status === 'done') {
+    // Read sequentially, the archive holds one member: the output is no bigger than it.
+    const output = Buffer.from(await (await fetch(`${server.url}${final.download_url}`)).arrayBuffer());
+    assert.ok(output.length < 70 * 1024 * 1024, `the output is ${output.length} bytes`);
+  } else {
+    assert.ok(['input_too_complex', 'corrupt_input', 'unsafe_input'].includes(final.error!.code), JSON.stringify(final.error));
+  }
 });
 
 test('an encrypted archive fails at once with encrypted_input, never waiting for a password', async () => {
