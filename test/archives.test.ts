@@ -2,8 +2,7 @@
 // 7-Zip; each output is unpacked with 7-Zip (not libarchive, which the engine uses) and compared
 // file by file. Then the hostile archives of shared/security.md section 10: zip slip, absolute
 // paths, symlinks, hard links, zip bombs (flat, lying sizes, overlapping entries), an encrypted
-// archive. None is unpacked anywhere; each
-// ends in a documented error.
+// archive. None is unpacked anywhere; each ends in a documented error or expands no further.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
