@@ -2,6 +2,7 @@
 # fixtures (Debian's /usr/bin/python3 with python3-uno; the service's own helper starts soffice):
 #   python3 encrypt-office.py INPUT OUTPUT FILTER PASSWORD
 import os
+import shutil
 import sys
 import tempfile
 
@@ -10,13 +11,22 @@ import uno  # noqa: E402
 from libreoffice import connect, props, start_office  # noqa: E402
 
 source, target, filter_name, password = sys.argv[1:5]
-profile_url = uno.systemPathToFileUrl(tempfile.mkdtemp(prefix="convertd-encrypt-"))
-office, desktop = connect(start_office(profile_url), lambda: start_office(profile_url))
-document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(os.path.abspath(source)), "_blank", 0, props(Hidden=True))
-document.storeToURL(uno.systemPathToFileUrl(os.path.abspath(target)), props(FilterName=filter_name, Password=password))
-document.close(True)
+profile = tempfile.mkdtemp(prefix="convertd-encrypt-")
+profile_url = uno.systemPathToFileUrl(profile)
+office = start_office(profile_url)
 try:
-    desktop.terminate()
-except Exception:
-    pass
-office.wait(timeout=30)
+    office, desktop = connect(office, lambda: start_office(profile_url))
+    document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(os.path.abspath(source)), "_blank", 0, props(Hidden=True))
+    document.storeToURL(uno.systemPathToFileUrl(os.path.abspath(target)), props(FilterName=filter_name, Password=password))
+    document.close(True)
+    try:
+        desktop.terminate()
+    except Exception:
+        pass  # the bridge closes as soffice goes
+    office.wait(timeout=30)
+finally:
+    # Whatever happened, no soffice and no profile outlive the fixture.
+    if office.poll() is None:
+        office.kill()
+        office.wait()
+    shutil.rmtree(profile, ignore_errors=True)
