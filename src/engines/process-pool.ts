@@ -1,7 +1,8 @@
 // A supervised pool of warm helper processes, in the manner of Gotenberg's supervisor, for engines
 // that are slow to start: LibreOffice (office-pool.ts: starting soffice costs over a second, a warm
-// one converts a small document in about 0.1 s) and sharp (sharp-worker.ts: a Node process with
-// libvips loaded, so that images are decoded inside the sandbox, not in the service).
+// one converts a small document in about 0.1 s) and our own Node code (node-pool.ts: sharp with
+// libvips loaded, and the data converters, so that uploads are decoded inside the sandbox, not in
+// the service).
 //
 // A pooled process is a long-lived helper that speaks JSON lines over stdin/stdout: it prints
 // {"ready": true} once it can work, then answers each {"id", "op", ...} with {"id", "ok", ...}
