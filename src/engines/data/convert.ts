@@ -3,8 +3,8 @@
 // parsed as FROM is corrupt_input (the message says where); content that cannot be expressed as
 // TO is conversion_failed. The mapping (README "Data formats"):
 // - Tables (csv, tsv, xlsx and ods: the first sheet): the first row is the header. As records, each later
-//   row becomes an object keyed by the header (CSV/TSV values stay text; xlsx keeps numbers,
-//   booleans, dates as ISO text).
+//   row becomes an object keyed by the header (CSV/TSV values stay text; xlsx and ods keep numbers,
+//   booleans, dates as ISO text; xlsx-sheet.ts reads xlsx).
 // - Records to a table: the root array (ndjson: the lines; an object whose only value is an
 //   array: that array; any other object: one record); nested objects become dotted columns
 //   (address.city), arrays indexed ones (tags.0); the columns are every key, in order of appearance.
@@ -25,6 +25,7 @@ import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import YAML from 'yaml';
 import { ConvertdError } from '../../errors.ts';
 import type { Handlers } from '../helpers/node-host.ts';
+import { readXlsxFirstSheet } from './xlsx-sheet.ts';
 
 type Row = unknown[];
 
@@ -154,20 +155,12 @@ async function writeOds(file: string, rows: Row[]): Promise<void> {
 async function readTable(file: string, format: string): Promise<Row[]> {
   if (format === 'ods') return readOds(file);
   if (format === 'xlsx') {
-    // The streaming reader: a 25 MB workbook can hold hundreds of MB of XML.
-    const rows: Row[] = [];
+    const bytes = await fs.readFile(file);
     try {
-      const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, {
-        worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', entries: 'ignore',
-      });
-      for await (const sheet of reader) {
-        for await (const row of sheet) rows.push((row.values as unknown[]).slice(1).map(cellValue));
-        break; // the first sheet
-      }
+      return readXlsxFirstSheet(bytes, { maxRows: MAX_ROWS, maxColumns: MAX_COLUMNS });
     } catch (error) {
       throw new InputError(`not a readable xlsx workbook (${(error as Error).message})`);
     }
-    return rows;
   }
   const text = await readText(file);
   try {
@@ -181,20 +174,6 @@ async function readTable(file: string, format: string): Promise<Row[]> {
   } catch (error) {
     throw new InputError(`not valid ${format.toUpperCase()} (${(error as Error).message})`);
   }
-}
-
-/** An xlsx cell as a plain value: formulas give their cached result, rich text its text. */
-function cellValue(value: unknown): unknown {
-  if (value === null || value === undefined) return '';
-  if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'object') {
-    const cell = value as { result?: unknown; text?: unknown; richText?: Array<{ text: string }>; hyperlink?: string };
-    if ('result' in cell) return cellValue(cell.result);
-    if (cell.richText) return cell.richText.map((part) => part.text).join('');
-    if (typeof cell.text === 'string') return cell.text;
-    return JSON.stringify(value);
-  }
-  return value;
 }
 
 async function readTree(file: string, format: string): Promise<Json> {
