@@ -3,8 +3,9 @@
 // open other files. Every input is first probed with ffprobe and accepted only when its container
 // is on an allow-list; both tools run with `-protocol_whitelist file` and `-format_whitelist`, in
 // the sandbox where only the job's own directory exists. Duration and resolution caps are checked
-// on the probe, before any work starts. Progress is real: ffmpeg's `-progress` output against the
-// probed duration.
+// on the probe: before any work starts for a video target; for a sound target ffmpeg starts beside
+// the probe and is stopped by its refusal (see convert). Progress is real: ffmpeg's `-progress`
+// output against the probed duration.
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
@@ -83,20 +84,28 @@ const AUDIO_ONLY_IN_VIDEO_CONTAINER: Record<string, string[]> = {
   avi: ['-c:a', 'libmp3lame', '-q:a', '4'],
 };
 
-function encoderArgs(to: string, probe: Probe): string[] {
+/** Encoders of the sound targets: the same whatever the input holds. */
+const SOUND_ENCODERS: Record<string, string[]> = {
+  mp3: ['-vn', '-sn', '-dn', '-c:a', 'libmp3lame', '-q:a', '2'],
+  wav: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16le'],
+  flac: ['-vn', '-sn', '-dn', '-c:a', 'flac'],
+  ogg: ['-vn', '-sn', '-dn', '-c:a', 'libvorbis', '-q:a', '5'],
+  opus: ['-vn', '-sn', '-dn', '-c:a', 'libopus', '-b:a', '128k'],
+  m4a: ['-vn', '-sn', '-dn', '-c:a', 'aac', '-b:a', '192k'],
+  aiff: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16be'],
+};
+
+/** The encoder's arguments: a sound target needs no probe; a video target depends on it. */
+function encoderArgs(to: string, probe: Probe | undefined): string[] {
+  const sound = SOUND_ENCODERS[to];
+  if (sound) return sound;
+  if (!probe) throw new Error(`ffmpeg: a ${to} target needs the probe first`);
   const audioOnly = AUDIO_ONLY_IN_VIDEO_CONTAINER[to];
   if (!probe.video && audioOnly) return ['-map', '0:a:0', '-vn', '-sn', '-dn', ...audioOnly];
   const h264 = ['-c:v', 'libx264', '-preset', x264Preset(probe.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
   const aac = ['-c:a', 'aac', '-b:a', '160k'];
   const videoMap = ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn'];
   switch (to) {
-    case 'mp3': return ['-vn', '-sn', '-dn', '-c:a', 'libmp3lame', '-q:a', '2'];
-    case 'wav': return ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16le'];
-    case 'flac': return ['-vn', '-sn', '-dn', '-c:a', 'flac'];
-    case 'ogg': return ['-vn', '-sn', '-dn', '-c:a', 'libvorbis', '-q:a', '5'];
-    case 'opus': return ['-vn', '-sn', '-dn', '-c:a', 'libopus', '-b:a', '128k'];
-    case 'm4a': return ['-vn', '-sn', '-dn', '-c:a', 'aac', '-b:a', '192k'];
-    case 'aiff': return ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16be'];
     case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mkv': return [...videoMap, ...h264, ...aac];
@@ -168,8 +177,36 @@ export class FfmpegEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, to, workDir, limits, signal } = request;
-    const probe = await this.inspect(input, workDir, limits.timeoutMs, signal);
+    // For a sound target the encoder's arguments do not depend on the probe, so ffmpeg starts
+    // beside ffprobe instead of after it: both tools take about a tenth of a second just to load
+    // their libraries, which was most of a short clip's time. ffmpeg is held to the same demuxer
+    // and protocol allow-lists and sandbox either way; an input the probe refuses ends it within
+    // that tenth of a second, with the probe's answer.
+    if (SOUND_ENCODERS[request.to]) return this.convertBesideProbe(request);
+    const probe = await this.inspect(request.input, request.workDir, request.limits.timeoutMs, request.signal);
+    this.admit(probe, request);
+    await this.encode(request, encoderArgs(request.to, probe), () => probe.duration, request.signal);
+  }
+
+  private async convertBesideProbe(request: ConvertRequest): Promise<void> {
+    const refused = new AbortController();
+    let expected = 0;
+    const encoding = this.encode(request, encoderArgs(request.to, undefined), () => expected, AbortSignal.any([request.signal, refused.signal]));
+    encoding.catch(() => undefined); // awaited below, after the probe's verdict
+    try {
+      const probe = await this.inspect(request.input, request.workDir, request.limits.timeoutMs, request.signal);
+      this.admit(probe, request);
+      expected = probe.duration;
+    } catch (error) {
+      refused.abort(error);
+      await encoding.catch(() => undefined);
+      throw error;
+    }
+    await encoding;
+  }
+
+  /** The probe's gate: allowed container, duration and size caps, the streams the target needs. */
+  private admit(probe: Probe, { to, limits }: ConvertRequest): void {
     if (!ACCEPTED_CONTAINERS.has(probe.container)) {
       throw new ConvertdError('unsupported_format', `The file's container (${probe.container || 'unknown'}) is not one this service converts.`);
     }
@@ -185,8 +222,11 @@ export class FfmpegEngine implements Engine {
     if (to === 'gif' && !probe.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
     if (!probe.video && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
     if (!VIDEO_TARGETS.includes(to) && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
+  }
 
-    const expected = Math.min(probe.duration, to === 'gif' ? GIF_MAX_SECONDS : Infinity);
+  /** One ffmpeg run; progress is -progress's output time against the expected duration (0: none). */
+  private async encode(request: ConvertRequest, encoder: string[], expectedSeconds: () => number, signal: AbortSignal): Promise<void> {
+    const { input, output, to, workDir, limits } = request;
     const args = [
       '-nostdin', '-hide_banner', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
       '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
@@ -194,7 +234,7 @@ export class FfmpegEngine implements Engine {
       '-threads', '2',
       '-t', String(limits.maxMediaSeconds),
       '-fs', String(limits.maxOutputBytes),
-      ...encoderArgs(to, probe),
+      ...encoder,
       '-f', MUXER[to]!, '-y', `file:${path.basename(output)}`,
     ];
     const result = await runProcess('/usr/bin/ffmpeg', args, {
@@ -205,6 +245,7 @@ export class FfmpegEngine implements Engine {
       onStdoutLine: (line) => {
         // -progress prints key=value blocks about twice a second; out_time_us is in microseconds.
         const match = /^out_time_us=(\d+)$/.exec(line);
+        const expected = Math.min(expectedSeconds(), to === 'gif' ? GIF_MAX_SECONDS : Infinity);
         if (match && expected > 0) request.onProgress(Number(match[1]) / 1e6 / expected);
       },
     });
