@@ -75,7 +75,12 @@ export class PandocEngine implements Engine {
   }
 
   private args(reader: string, writer: string, to: string, input: string, output: string): string[] {
-    const args = ['+RTS', HEAP_LIMIT, '-RTS', '--from', reader, '--to', writer, '--output', output, `--lua-filter=${IMAGE_FILTER}`];
+    const args = ['+RTS', HEAP_LIMIT, '-RTS', '--from', reader, '--to', writer, '--output', output];
+    // The image filter only where images are fetched and embedded: the writers outside pandoc's
+    // sandbox, and the document tree that feeds one. Elsewhere an image stays a reference (HTML's
+    // <img src>, Markdown's ![]()), nothing is read, and the filter cost large documents 10-15%
+    // (BENCHMARKS.md).
+    if (OS_SANDBOX_ONLY.has(to) || writer === 'json') args.push(`--lua-filter=${IMAGE_FILTER}`);
     if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
     if (STANDALONE.has(to)) args.push('--standalone');
     // A file name from the service, never one that could read as an option.
