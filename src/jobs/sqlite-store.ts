@@ -73,9 +73,19 @@ function toRecord(row: Row): JobRecord {
   };
 }
 
+/** How many records the read cache holds; the oldest entry makes room. */
+const RECENT_RECORDS = 10_000;
+
 export class SqliteJobStore implements JobStore {
   private readonly db: DatabaseSync;
   private readonly statements: Record<string, StatementSync>;
+  /**
+   * Records read lately, by id. Every client polls its job twice a second, and the read was a
+   * tenth of the progress endpoint's time (BENCHMARKS.md). One process owns an embedded data
+   * directory and writes this database only through the methods below, each of which drops the
+   * entry it changes, so a cached record is never stale. Records are frozen: callers share them.
+   */
+  private readonly recent = new Map<string, JobRecord>();
 
   constructor(file: string) {
     this.db = new DatabaseSync(file);
@@ -110,8 +120,14 @@ export class SqliteJobStore implements JobStore {
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
+    const cached = this.recent.get(id);
+    if (cached) return cached;
     const row = this.run('get').get(id) as Row | undefined;
-    return row ? toRecord(row) : undefined;
+    if (!row) return undefined;
+    const record = Object.freeze(toRecord(row));
+    if (this.recent.size >= RECENT_RECORDS) this.recent.delete(this.recent.keys().next().value!);
+    this.recent.set(id, record);
+    return record;
   }
 
   async getByToken(token: string): Promise<JobRecord | undefined> {
@@ -120,20 +136,24 @@ export class SqliteJobStore implements JobStore {
   }
 
   async markRunning(id: string, at: number): Promise<number> {
+    this.recent.delete(id);
     const row = this.run('running').get(at, id) as { attempts: number } | undefined;
     if (!row) throw new Error(`job ${id} is not queued or running`);
     return row.attempts;
   }
 
   async setProgress(id: string, progress: number): Promise<void> {
+    this.recent.delete(id);
     this.run('progress').run(progress, id, progress);
   }
 
   async markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<boolean> {
+    this.recent.delete(id);
     return this.run('done').run(result.token, result.bytes, result.finishedAt, result.expiresAt, id).changes === 1;
   }
 
   async markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<boolean> {
+    this.recent.delete(id);
     return this.run('error').run(error.code, error.message, error.finishedAt, error.expiresAt, id).changes === 1;
   }
 
@@ -146,10 +166,12 @@ export class SqliteJobStore implements JobStore {
   }
 
   async markPurged(id: string, at: number): Promise<void> {
+    this.recent.delete(id);
     this.run('purged').run(at, id);
   }
 
   async deleteTombstones(purgedBefore: number): Promise<number> {
+    this.recent.clear();
     return Number(this.run('tombstones').run(purgedBefore).changes);
   }
 
@@ -160,6 +182,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   async close(): Promise<void> {
+    this.recent.clear();
     if (this.db.isOpen) this.db.close();
   }
 }
