@@ -1,5 +1,6 @@
 // GET /api/progress/{job_id}: the polling endpoint. It is the hot path of the whole service
-// (every client polls twice a second), so it is one indexed read and nothing else.
+// (every client polls twice a second), so it is one store lookup and nothing else (the embedded
+// store answers it from memory).
 // GET /api/progress/{job_id}/events: the same records as a Server-Sent Events stream, for clients
 // that would rather not poll; it ends after `done` or `error`. The service reads the record again
 // whenever the worker says it changed (and at least once a second), and sends it only when it
