@@ -1,11 +1,10 @@
 // Audio and video through Debian's ffmpeg. Safety first (shared/security.md section 2): ffmpeg
 // probes by content, so an HLS playlist or a concat script uploaded as "video.mp4" would make it
-// open other files. Every input is first probed with ffprobe and accepted only when its container
+// open other files. Every input is probed with ffprobe and accepted only when its container
 // is on an allow-list; both tools run with `-protocol_whitelist file` and `-format_whitelist`, in
 // the sandbox where only the job's own directory exists. Duration and resolution caps are checked
-// on the probe: before any work starts for a video target; for a sound target ffmpeg starts beside
-// the probe and is stopped by its refusal (see convert). Progress is real: ffmpeg's `-progress`
-// output against the probed duration.
+// on the probe, which runs beside ffmpeg's start and stops it when it refuses (see convert).
+// Progress is real: ffmpeg's `-progress` output against the probed duration.
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
@@ -95,11 +94,13 @@ const SOUND_ENCODERS: Record<string, string[]> = {
   aiff: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16be'],
 };
 
-/** The encoder's arguments: a sound target needs no probe; a video target depends on it. */
-function encoderArgs(to: string, probe: Probe | undefined): string[] {
+/** What ffmpeg assumes before the probe answers: a short clip with a picture and sound. */
+const SHORT_CLIP: Probe = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
+
+/** The encoder's arguments: a sound target's are the same whatever the probe says. */
+function encoderArgs(to: string, probe: Probe): string[] {
   const sound = SOUND_ENCODERS[to];
   if (sound) return sound;
-  if (!probe) throw new Error(`ffmpeg: a ${to} target needs the probe first`);
   const audioOnly = AUDIO_ONLY_IN_VIDEO_CONTAINER[to];
   if (!probe.video && audioOnly) return ['-map', '0:a:0', '-vn', '-sn', '-dn', ...audioOnly];
   const h264 = ['-c:v', 'libx264', '-preset', x264Preset(probe.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
@@ -176,33 +177,40 @@ export class FfmpegEngine implements Engine {
     };
   }
 
+  /**
+   * ffmpeg starts beside ffprobe instead of after it: both tools take about a tenth of a second
+   * just to load their libraries, which was most of a short clip's time. It starts with the
+   * arguments a short clip with a picture would get (a sound target's are the same whatever the
+   * input). When the probe answers, an input it refuses stops ffmpeg with the probe's answer; an
+   * input that needs other arguments (a long one, or one without a picture) makes ffmpeg start
+   * again with them; otherwise the first run goes on. ffmpeg is held to the same demuxer and
+   * protocol allow-lists, sandbox and limits either way.
+   */
   async convert(request: ConvertRequest): Promise<void> {
-    // For a sound target the encoder's arguments do not depend on the probe, so ffmpeg starts
-    // beside ffprobe instead of after it: both tools take about a tenth of a second just to load
-    // their libraries, which was most of a short clip's time. ffmpeg is held to the same demuxer
-    // and protocol allow-lists and sandbox either way; an input the probe refuses ends it within
-    // that tenth of a second, with the probe's answer.
-    if (SOUND_ENCODERS[request.to]) return this.convertBesideProbe(request);
-    const probe = await this.inspect(request.input, request.workDir, request.limits.timeoutMs, request.signal);
-    this.admit(probe, request);
-    await this.encode(request, encoderArgs(request.to, probe), () => probe.duration, request.signal);
-  }
-
-  private async convertBesideProbe(request: ConvertRequest): Promise<void> {
-    const refused = new AbortController();
+    const guess = encoderArgs(request.to, SHORT_CLIP);
+    const stopped = new AbortController();
     let expected = 0;
-    const encoding = this.encode(request, encoderArgs(request.to, undefined), () => expected, AbortSignal.any([request.signal, refused.signal]));
-    encoding.catch(() => undefined); // awaited below, after the probe's verdict
+    const first = this.encode(request, guess, () => expected, AbortSignal.any([request.signal, stopped.signal]));
+    first.catch(() => undefined); // awaited below, after the probe's verdict
+    let probe: Probe;
     try {
-      const probe = await this.inspect(request.input, request.workDir, request.limits.timeoutMs, request.signal);
+      probe = await this.inspect(request.input, request.workDir, request.limits.timeoutMs, request.signal);
       this.admit(probe, request);
-      expected = probe.duration;
     } catch (error) {
-      refused.abort(error);
-      await encoding.catch(() => undefined);
+      stopped.abort(error);
+      await first.catch(() => undefined);
       throw error;
     }
-    await encoding;
+    const args = encoderArgs(request.to, probe);
+    if (args.join('\0') === guess.join('\0')) {
+      expected = probe.duration;
+      await first;
+      return;
+    }
+    stopped.abort(new Error('started again with the arguments the probe asks for'));
+    await first.catch(() => undefined);
+    expected = probe.duration;
+    await this.encode(request, args, () => expected, request.signal);
   }
 
   /** The probe's gate: allowed container, duration and size caps, the streams the target needs. */
