@@ -74,7 +74,9 @@ test('SIGKILL mid-conversion: no engine process survives, and the job finishes a
 test('an engine killed under a running job fails that job clearly, and the service carries on', async () => {
   const server = await startServer(ENV);
   try {
-    const jobId = await submitOk(server.url, await longVideo(), 'long.mp4', 'webm');
+    // AVI: the ffmpeg that starts beside the probe keeps running for it (for webm, a clip this long
+    // gets other arguments, and the first ffmpeg is replaced anyway).
+    const jobId = await submitOk(server.url, await longVideo(), 'long.mp4', 'avi');
     const engines = await waitForEngine(server);
     // The job's own processes (ffprobe may already have finished), not the warm pools' under engines/.
     for (const entry of engines.filter((e) => !e.includes(`${server.dataDir}/engines/`))) {

@@ -154,6 +154,8 @@ export class FfmpegEngine implements Engine {
       '-show_entries', 'format=format_name,duration:stream=codec_type,width,height,duration,nb_frames',
       '-of', 'json', `file:${path.basename(input)}`,
     ], { cwd: workDir, timeoutMs, signal, captureStdout: true });
+    // Killed from outside (not by its limits, which the runner reports itself): the file is not to blame.
+    if (result.exitCode === null) ensureSuccess(result, 'ffprobe');
     if (result.exitCode !== 0) {
       const detail = lastErrorLine(result.stderr);
       if (/not on whitelist/i.test(detail)) {
