@@ -271,6 +271,22 @@ try {
   table('2. Engine choice', 'Milliseconds, median (min-max): each engine module as the worker runs it (sandboxed, from a fresh work directory), the one the route planner picks against the alternatives installed here. Quality decides where it differs: the planner prefers LibreOffice between office formats (it keeps page setup, styles and tables) and pandoc for HTML input (Writer\'s HTML import crashed on real pages), whatever the speed.', ['pair', 'used', 'time', 'alternatives'], choiceRows);
 
   // 3. Throughput and progress latency.
+  /**
+   * Conversions per second with `clients` callers converting for `seconds`; each goes through
+   * the workload's files in turn (convertOne(i) picks by i), starting at a different one.
+   */
+  const perSecond = async (clients: number, seconds: number, convertOne: (i: number) => Promise<unknown>) => {
+    let done = 0;
+    const deadline = performance.now() + seconds * 1000;
+    const begin = performance.now();
+    await Promise.all(Array.from({ length: clients }, async (_, c) => {
+      for (let i = c; performance.now() < deadline; i++) {
+        await convertOne(i);
+        done++;
+      }
+    }));
+    return done / ((performance.now() - begin) / 1000);
+  };
   const idleJob = await client.submit(new Blob([files['small.png']!]), 'idle.png', 'webp');
   await client.wait(idleJob);
   const progressUrl = `${service.url}/api/progress/${idleJob}`;
@@ -294,17 +310,12 @@ try {
   const throughputRows: string[][] = [[hasWrk ? 'idle (service on one core)' : 'idle', '-', fmt(idle.rps), `${ms(idle.p50)} / ${ms(idle.p97)} / ${ms(idle.p99.median)} (${ms(idle.p99.min)}-${ms(idle.p99.max)})`]];
   for (const concurrency of QUICK ? [1, 2, 4] : [1, 2, 4, 8]) {
     const seconds = QUICK ? 6 : 15;
-    let done = 0;
-    const deadline = performance.now() + seconds * 1000;
-    const workers = Array.from({ length: concurrency }, async (_, w) => {
-      for (let i = w; performance.now() < deadline; i++) {
-        const [name, target] = mix[i % mix.length]!.split(':') as [string, string];
-        await client.convert(new Blob([files[name]!]), name, target);
-        done++;
-      }
-    });
-    const [progress] = await Promise.all([latency(seconds - 1), ...workers]);
-    throughputRows.push([String(concurrency), (done / seconds).toFixed(1), progress.rps.toFixed(0), `${ms(progress.p50)} / ${ms(progress.p97)} / ${ms(progress.p99)}`]);
+    const convertMix = (i: number) => {
+      const [name, target] = mix[i % mix.length]!.split(':') as [string, string];
+      return client.convert(new Blob([files[name]!]), name, target);
+    };
+    const [progress, rate] = await Promise.all([latency(seconds - 1), perSecond(concurrency, seconds, convertMix)]);
+    throughputRows.push([String(concurrency), rate.toFixed(1), progress.rps.toFixed(0), `${ms(progress.p50)} / ${ms(progress.p97)} / ${ms(progress.p99)}`]);
   }
   const loadTool = hasWrk
     ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle row the service is held to core 0 (taskset), so that row is what one core serves (median and spread of ${RUNS} runs after a warm-up; p99's spread in brackets). Latency columns: p50 / p90 / p99`
@@ -318,19 +329,6 @@ try {
   for (const format of officeMix) await fs.writeFile(path.join(work, `office.${format}`), docs[format]!);
   const officeSeconds = QUICK ? 5 : 10;
   const officeClients = 4;
-  /** Conversions per second with `clients` callers converting in turn for `seconds`. */
-  const perSecond = async (clients: number, seconds: number, convertOne: (i: number) => Promise<unknown>) => {
-    let done = 0;
-    const deadline = performance.now() + seconds * 1000;
-    const begin = performance.now();
-    await Promise.all(Array.from({ length: clients }, async (_, c) => {
-      for (let i = c; performance.now() < deadline; i += clients) {
-        await convertOne(i);
-        done++;
-      }
-    }));
-    return done / ((performance.now() - begin) / 1000);
-  };
   const viaService = (i: number) => {
     const format = officeMix[i % officeMix.length]!;
     return client.convert(new Blob([docs[format]!]), `office.${format}`, 'pdf', { events: true });

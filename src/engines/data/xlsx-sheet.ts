@@ -53,11 +53,13 @@ function parseXml(bytes: Uint8Array, handlers: XmlHandlers): void {
 
 interface Relationship { readonly type: string; readonly target: string }
 
-/** A part's relationships (its _rels/NAME.rels), targets resolved to zip paths. */
+/** Where a part's relationships are stored: _rels/NAME.rels beside it ('' is the package). */
+const relationshipsPath = (part: string) => path.posix.join(path.posix.dirname(part), '_rels', `${path.posix.basename(part)}.rels`);
+
+/** A part's relationships, targets resolved to zip paths. */
 function relationships(parts: Record<string, Uint8Array>, part: string): Map<string, Relationship> {
-  const relsPath = path.posix.join(path.posix.dirname(part), '_rels', `${path.posix.basename(part)}.rels`);
   const found = new Map<string, Relationship>();
-  const bytes = parts[relsPath];
+  const bytes = parts[relationshipsPath(part)];
   if (!bytes) return found;
   parseXml(bytes, {
     open(name, attributes) {
@@ -167,10 +169,9 @@ function columnIndex(reference: string): number {
 
 /** The first sheet (in the workbook's tab order) of the xlsx file given as bytes. */
 export function readXlsxFirstSheet(zip: Uint8Array, limits: SheetLimits): unknown[][] {
-  const rootRels = relationships(extract(zip, new Set(['_rels/.rels'])), '');
+  const rootRels = relationships(extract(zip, new Set([relationshipsPath('')])), '');
   const workbookPath = byType(rootRels, RELATIONSHIP_TYPE.officeDocument) ?? 'xl/workbook.xml';
-  const workbookRelsPath = path.posix.join(path.posix.dirname(workbookPath), '_rels', `${path.posix.basename(workbookPath)}.rels`);
-  const meta = extract(zip, new Set([workbookPath, workbookRelsPath]));
+  const meta = extract(zip, new Set([workbookPath, relationshipsPath(workbookPath)]));
   if (!meta[workbookPath]) throw new Error('no workbook part');
   const workbookRels = relationships(meta, workbookPath);
 
