@@ -79,6 +79,7 @@ export class JobWorker {
       const workDir = await storage.createWorkDir(jobId);
       const input = await storage.fetchInput(jobId, workDir, job.source);
       await giveToEngineUser(workDir);
+      const prepared = performance.now();
       const output = await runPipeline({
         route,
         input,
@@ -100,6 +101,7 @@ export class JobWorker {
           }
         },
       });
+      const converted = performance.now();
       const token = newToken();
       const bytes = await storage.commitResult(token, job.target, output);
       const finishedAt = Date.now();
@@ -111,7 +113,10 @@ export class JobWorker {
         return 'finished';
       }
       this.deps.changes?.notify(jobId);
-      log.info({ event: 'job_done', ms: Math.round(performance.now() - started), bytes, engines: route.map((s) => s.engine.id) }, 'job done');
+      const doneAt = performance.now();
+      // Where the job's time went: taking the input in, the engines, storing the result.
+      const steps = { prepare: Math.round(prepared - started), convert: Math.round(converted - prepared), store: Math.round(doneAt - converted) };
+      log.info({ event: 'job_done', ms: Math.round(doneAt - started), steps, bytes, engines: route.map((s) => s.engine.id) }, 'job done');
       const category = (format: string) => engines.formats.get(format)?.category ?? 'unknown';
       this.deps.metrics?.jobs.inc({ status: 'done', code: '', engines: engineIds });
       this.deps.metrics?.conversionSeconds.observe({ engines: engineIds, family: `${category(job.source)}>${category(job.target)}` }, (performance.now() - started) / 1000);
