@@ -24,6 +24,7 @@ import { SharpEngine } from './engines/sharp.ts';
 import { VipsCliEngine } from './engines/vips.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
 import { configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
+import { stopLaunchers } from './process/launchers.ts';
 import { configureSandbox } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
@@ -221,6 +222,7 @@ async function main(): Promise<void> {
     await engines.close();
     await backends.close();
     closeStorage();
+    await stopLaunchers();
     removeServiceCgroups();
     log.info({ event: 'stopped' }, 'convertd stopped');
     exit(0);

@@ -67,9 +67,16 @@ const active = new Map<Controller, Active>();
 let memoryLimitBytes: number | undefined;
 let engineUser: { uid: number; gid: number } | undefined;
 let nextRun = 1;
+/** Changes whenever the limits are set up or torn down: what was prepared before is stale. */
+let generation = 0;
 
 export function cgroupLimitsState(): CgroupLimitsState {
   return state;
+}
+
+/** A number that changes whenever the cgroups are set up again or removed. */
+export function cgroupGeneration(): number {
+  return generation;
 }
 
 /** Reads /proc/self/cgroup and /proc/self/mountinfo: where a controller is, and our cgroup in it. */
@@ -160,6 +167,7 @@ function activate(controller: Controller): Active {
 export function configureCgroupLimits(memoryMb: number, user: { uid?: number; gid?: number }): CgroupLimitsState {
   engineUser = user.uid !== undefined && user.gid !== undefined ? { uid: user.uid, gid: user.gid } : undefined;
   removeServiceCgroups();
+  generation++;
   memoryLimitBytes = memoryMb * 1024 * 1024;
   const problems: Partial<Record<Controller, string>> = {};
   for (const controller of ['memory', 'pids'] as const) {
@@ -243,6 +251,7 @@ export function openRunCgroup(): RunCgroup | undefined {
 
 /** Removes the service's cgroups (at shutdown; what is still busy goes at the next start). */
 export function removeServiceCgroups(): void {
+  generation++;
   for (const { serviceDir } of active.values()) removeTree(serviceDir);
   active.clear();
 }

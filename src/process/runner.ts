@@ -5,11 +5,12 @@
 // grandchildren behind a plain child.kill() (shared/stack.md). Inside, the program runs in the
 // bubblewrap sandbox of sandbox.ts (its PID namespace dies with bwrap, taking every child along),
 // and, where the machine allows, in cgroups of its own that cap its memory and tasks (cgroups.ts).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { ConvertdError } from '../errors.ts';
 import { cgroupLimitsState, openRunCgroup } from './cgroups.ts';
+import { takeLauncher } from './launchers.ts';
 import { sandboxSettings, wrap } from './sandbox.ts';
 
 export interface ResourceLimits {
@@ -35,6 +36,8 @@ export interface RunOptions {
   readonly limits?: ResourceLimits;
   /** Called with each complete line of standard output (progress parsing). */
   readonly onStdoutLine?: (line: string) => void;
+  /** Called with each complete line of standard error (what a tool says of its input). */
+  readonly onStderrLine?: (line: string) => void;
   /** Keep standard output in the result (for probes and small answers); otherwise only lines go to onStdoutLine. */
   readonly captureStdout?: boolean;
   /** Binary input for the program (otherwise stdin is closed). */
@@ -110,41 +113,49 @@ export function runProcess(program: string, args: readonly string[], options: Ru
   });
   const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
   const limited = usePrlimit ? [PRLIMIT, ...limitArgs, '--', wrapped.command, ...wrapped.argv] : [wrapped.command, ...wrapped.argv];
-  // cgexec enters the cgroups first, then executes the rest: the engine never runs outside them.
-  const cgroup = openRunCgroup();
-  const [command, ...argv] = cgroup ? [...cgroup.prefix, ...limited] : limited;
+  // The engine never runs outside its cgroups: either a launcher already inside them becomes the
+  // command (launchers.ts), or cgexec enters them first and then executes the rest.
+  const launcher = takeLauncher(sandbox);
+  const cgroup = launcher?.cgroup ?? openRunCgroup();
 
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command!, argv, {
-      cwd: options.cwd,
-      env,
-      // As an unprivileged user when the service itself is root.
-      uid: sandbox.uid,
-      gid: sandbox.gid,
-      stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      // Its own process group, so that the whole tree can be killed at once.
-      detached: true,
-      shell: false,
-    });
+    let child: ChildProcess;
+    if (launcher) {
+      child = launcher.child;
+      launcher.start(limited, options.cwd, env);
+      // A launcher's stdin is a pipe: closed at once when the program is given none.
+      if (!options.stdin) child.stdin!.end();
+    } else {
+      const [command, ...argv] = cgroup ? [...cgroup.prefix, ...limited] : limited;
+      child = spawn(command!, argv, {
+        cwd: options.cwd,
+        env,
+        // As an unprivileged user when the service itself is root.
+        uid: sandbox.uid,
+        gid: sandbox.gid,
+        stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+        // Its own process group, so that the whole tree can be killed at once.
+        detached: true,
+        shell: false,
+      });
+    }
 
     let stderr = '';
     let stdout = '';
-    let pendingLine = '';
+    const stdoutLines = lineReader(options.onStdoutLine);
+    const stderrLines = lineReader(options.onStderrLine);
     let settled = false;
     let failure: unknown;
 
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-STDERR_KEEP);
+      stderrLines.push(chunk);
     });
     if (options.stdout) child.stdout!.pipe(options.stdout);
     else child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       if (options.captureStdout && stdout.length < STDOUT_KEEP) stdout += chunk;
-      if (options.onStdoutLine) {
-        const lines = (pendingLine + chunk).split('\n');
-        pendingLine = lines.pop() ?? '';
-        for (const line of lines) options.onStdoutLine(line);
-      }
+      stdoutLines.push(chunk);
     });
 
     const stop = (reason: unknown) => {
@@ -168,7 +179,8 @@ export function runProcess(program: string, args: readonly string[], options: Ru
       options.signal?.removeEventListener('abort', onAbort);
       // Whatever the main process left running in its group goes with it.
       killGroup(child.pid);
-      if (pendingLine && options.onStdoutLine) options.onStdoutLine(pendingLine);
+      stdoutLines.end();
+      stderrLines.end();
       const outOfMemory = exitCode !== 0 && (cgroup?.outOfMemory() ?? false);
       cgroup?.remove();
       if (failure !== undefined) reject(failure);
@@ -193,6 +205,23 @@ export function runProcess(program: string, args: readonly string[], options: Ru
     child.on('error', (error) => finish(error, null, null));
     child.on('close', (code, signal) => finish(undefined, code, signal));
   });
+}
+
+/** Cuts a text stream into lines for `onLine` (nothing to do without one). */
+function lineReader(onLine: ((line: string) => void) | undefined): { push(chunk: string): void; end(): void } {
+  let pending = '';
+  return {
+    push(chunk) {
+      if (!onLine) return;
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    },
+    end() {
+      if (onLine && pending) onLine(pending);
+      pending = '';
+    },
+  };
 }
 
 function outOfMemoryError(): ConvertdError {
