@@ -17,7 +17,14 @@ import { withProbeDir } from './probe-dir.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from './types.ts';
 
 const PANDOC = '/usr/bin/pandoc';
-const HEAP_LIMIT = '-M768m';
+/**
+ * The GHC runtime's options: the heap cap (-M, see the top), and a garbage collector sized for pandoc's
+ * start, which allocates about 18 MB loading its data: with Debian's 8 MB nursery that cost a
+ * 19 ms major collection on every run (half of a small document's time); a 12 MB nursery and a
+ * 128 MB floor before the first major collection make small runs 30% faster and large ones 5-12%
+ * (BENCHMARKS.md), for about 50 MB more memory on large documents.
+ */
+const RTS_OPTIONS = ['+RTS', '-M768m', '-A12m', '-O128m', '-RTS'];
 const CONFIG = fileURLToPath(new URL('../../config/pandoc/', import.meta.url));
 const IMAGE_FILTER = path.join(CONFIG, 'no-external-images.lua');
 /** Readers of plain-text markup: their images can only be references to files or URLs. */
@@ -75,7 +82,7 @@ export class PandocEngine implements Engine {
   }
 
   private args(reader: string, writer: string, to: string, input: string, output: string): string[] {
-    const args = ['+RTS', HEAP_LIMIT, '-RTS', '--from', reader, '--to', writer, '--output', output];
+    const args = [...RTS_OPTIONS, '--from', reader, '--to', writer, '--output', output];
     // The image filter only where images are fetched and embedded: the writers outside pandoc's
     // sandbox, and the document tree that feeds one. Elsewhere an image stays a reference (HTML's
     // <img src>, Markdown's ![]()), nothing is read, and the filter cost large documents 10-15%
