@@ -156,6 +156,16 @@ test('a media file longer than the cap fails before any work, with input_too_com
   }
 });
 
+test('a video frame larger than 4096 x 4096 is refused by the gate, naming the size', async () => {
+  // One 5000 x 4000 picture in an AVI (120 KB): ffmpeg's own description of the input gives the size.
+  const file = path.join(await tempDir(), 'huge.avi');
+  ffmpeg(['-f', 'lavfi', '-i', 'color=c=blue:size=5000x4000:rate=25', '-frames:v', '1', '-c:v', 'mjpeg', '-pix_fmt', 'yuvj420p', file]);
+  const jobId = await submitOk(server.url, await fs.readFile(file), 'huge.avi', 'mp4');
+  const { final } = await waitForJob(server.url, jobId);
+  assert.equal(final.error?.code, 'input_too_complex', JSON.stringify(final.error));
+  assert.match(final.error!.message, /5000x4000/);
+});
+
 test('asking for sound from a video without any says so', async () => {
   const file = path.join(await tempDir(), 'silent.mp4');
   ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=10:duration=1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file]);

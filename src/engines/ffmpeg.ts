@@ -1,10 +1,11 @@
 // Audio and video through Debian's ffmpeg. Safety first (shared/security.md section 2): ffmpeg
 // probes by content, so an HLS playlist or a concat script uploaded as "video.mp4" would make it
-// open other files. Every input is probed with ffprobe and accepted only when its container
-// is on an allow-list; both tools run with `-protocol_whitelist file` and `-format_whitelist`, in
-// the sandbox where only the job's own directory exists. Duration and resolution caps are checked
-// on the probe, which runs beside ffmpeg's start and stops it when it refuses (see convert).
-// Progress is real: ffmpeg's `-progress` output against the probed duration.
+// open other files. ffmpeg runs with `-protocol_whitelist file` and `-format_whitelist` (only
+// demuxers that read nothing but the file itself), in the sandbox where only the job's own
+// directory exists. Before it converts anything ffmpeg describes its input; the gate reads that
+// description and stops ffmpeg unless the container is on the allow-list and the duration, frame
+// size and frame count are within the caps (see convert). Progress is real: ffmpeg's `-progress`
+// output against the input's duration.
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../process/runner.ts';
@@ -18,7 +19,7 @@ const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif'];
 
 /** Demuxers ffmpeg may use: nothing that reads other files (hls, concat, image2 sequences...). */
 const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac,mpeg,flv,asf,aiff,ac3,amr,gif';
-/** ffprobe's format_name values accepted (each a demuxer of the list above). */
+/** Containers accepted, as ffmpeg names them (each a demuxer of the list above). */
 const ACCEPTED_CONTAINERS = new Set([
   'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'mp3', 'wav', 'flac', 'ogg', 'aac', 'mpeg', 'flv', 'asf', 'aiff', 'ac3', 'amr', 'gif',
 ]);
@@ -50,10 +51,11 @@ function edges(): ConversionEdge[] {
   return list;
 }
 
-interface Probe {
+/** What the gate and the encoder settings need to know of an input. */
+interface MediaFacts {
   container: string;
   duration: number;
-  /** Frames the video stream declares, where the container says. */
+  /** Frames the video stream holds: its frame rate times the duration. */
   frames: number;
   video?: { width: number; height: number };
   hasAudio: boolean;
@@ -94,16 +96,16 @@ const SOUND_ENCODERS: Record<string, string[]> = {
   aiff: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16be'],
 };
 
-/** What ffmpeg assumes before the probe answers: a short clip with a picture and sound. */
-const SHORT_CLIP: Probe = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
+/** What ffmpeg starts with before it has described its input: a short clip with a picture and sound. */
+const SHORT_CLIP: MediaFacts = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
 
-/** The encoder's arguments: a sound target's are the same whatever the probe says. */
-function encoderArgs(to: string, probe: Probe): string[] {
+/** The encoder's arguments: a sound target's are the same whatever the input holds. */
+function encoderArgs(to: string, facts: MediaFacts): string[] {
   const sound = SOUND_ENCODERS[to];
   if (sound) return sound;
   const audioOnly = AUDIO_ONLY_IN_VIDEO_CONTAINER[to];
-  if (!probe.video && audioOnly) return ['-map', '0:a:0', '-vn', '-sn', '-dn', ...audioOnly];
-  const h264 = ['-c:v', 'libx264', '-preset', x264Preset(probe.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
+  if (!facts.video && audioOnly) return ['-map', '0:a:0', '-vn', '-sn', '-dn', ...audioOnly];
+  const h264 = ['-c:v', 'libx264', '-preset', x264Preset(facts.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
   const aac = ['-c:a', 'aac', '-b:a', '160k'];
   const videoMap = ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn'];
   switch (to) {
@@ -113,7 +115,7 @@ function encoderArgs(to: string, probe: Probe): string[] {
     case 'webm': {
       // VP9 at libvpx's defaults runs about 16x slower than realtime here (shared/stack.md): "good"
       // with cpu-used 4 for short clips, the realtime mode for long ones.
-      const speed = probe.duration <= 30 ? ['-deadline', 'good', '-cpu-used', '4'] : ['-deadline', 'realtime', '-cpu-used', '8'];
+      const speed = facts.duration <= 30 ? ['-deadline', 'good', '-cpu-used', '4'] : ['-deadline', 'realtime', '-cpu-used', '8'];
       return [...videoMap, '-c:v', 'libvpx-vp9', ...speed, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
     }
     case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
@@ -142,103 +144,81 @@ export class FfmpegEngine implements Engine {
         '-c:a', 'libmp3lame', '-f', 'mp3', '-y', 'file:probe.mp3',
       ], { cwd: dir, timeoutMs: 20_000 });
       ensureSuccess(result, 'ffmpeg');
-      const probe = await this.inspect(path.join(dir, 'probe.mp3'), dir, 20_000);
-      if (probe.container !== 'mp3' || !probe.hasAudio) throw new Error('ffprobe did not read back what ffmpeg wrote');
+      // The gate reads ffmpeg's description of its input: prove that it reads this ffmpeg's.
+      const limits = { timeoutMs: 20_000, maxOutputBytes: 10 * 1024 * 1024, maxImagePixels: 1, maxMediaSeconds: 60 };
+      const request = { input: path.join(dir, 'probe.mp3'), output: path.join(dir, 'probe.wav'), from: 'mp3', to: 'wav', workDir: dir, limits, signal: AbortSignal.timeout(20_000), onProgress: () => undefined };
+      const seen = await this.encode(request, encoderArgs('wav', SHORT_CLIP), () => 0, request.signal, () => undefined);
+      if (seen?.container !== 'mp3' || !seen.hasAudio || !(seen.duration > 0)) {
+        throw new Error(`ffmpeg's description of its input could not be read (${JSON.stringify(seen)})`);
+      }
     });
   }
 
-  /** ffprobe, with the same allow-lists as the conversion. */
-  private async inspect(input: string, workDir: string, timeoutMs: number, signal?: AbortSignal): Promise<Probe> {
-    const result = await runProcess('/usr/bin/ffprobe', [
-      '-v', 'error', '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
-      '-show_entries', 'format=format_name,duration:stream=codec_type,width,height,duration,nb_frames',
-      '-of', 'json', `file:${path.basename(input)}`,
-    ], { cwd: workDir, timeoutMs, signal, captureStdout: true });
-    // Killed from outside (not by its limits, which the runner reports itself): the file is not to blame.
-    if (result.exitCode === null) ensureSuccess(result, 'ffprobe');
-    if (result.exitCode !== 0) {
-      const detail = lastErrorLine(result.stderr);
-      if (/not on whitelist/i.test(detail)) {
-        throw new ConvertdError('unsupported_format', 'The file is a media playlist or script, not a media file this service converts.');
-      }
-      throw new ConvertdError('corrupt_input', `The media file could not be read${detail ? ` (${detail})` : ''}: it may be damaged or truncated.`);
-    }
-    const parsed = JSON.parse(result.stdout) as {
-      format?: { format_name?: string; duration?: string };
-      streams?: Array<{ codec_type?: string; width?: number; height?: number; duration?: string; nb_frames?: string }>;
-    };
-    const streams = parsed.streams ?? [];
-    const video = streams.find((s) => s.codec_type === 'video' && s.width && s.height);
-    const durations = [parsed.format?.duration, ...streams.map((s) => s.duration)].map(Number).filter((d) => Number.isFinite(d) && d > 0);
-    return {
-      container: parsed.format?.format_name ?? '',
-      duration: durations.length ? Math.max(...durations) : 0,
-      frames: Number(video?.nb_frames) || 0,
-      video: video ? { width: video.width!, height: video.height! } : undefined,
-      hasAudio: streams.some((s) => s.codec_type === 'audio'),
-    };
-  }
-
   /**
-   * ffmpeg starts beside ffprobe instead of after it: both tools take about a tenth of a second
-   * just to load their libraries, which was most of a short clip's time. It starts with the
-   * arguments a short clip with a picture would get (a sound target's are the same whatever the
-   * input). When the probe answers, an input it refuses stops ffmpeg with the probe's answer; an
-   * input that needs other arguments (a long one, or one without a picture) makes ffmpeg start
-   * again with them; otherwise the first run goes on. ffmpeg is held to the same demuxer and
-   * protocol allow-lists, sandbox and limits either way.
+   * One ffmpeg run per conversion, usually. ffmpeg describes its input (container, duration,
+   * streams, frame size) before it converts anything; the gate (admit) reads that description and
+   * stops ffmpeg with its verdict when it refuses. ffmpeg starts with the arguments a short clip
+   * with a picture would get (a sound target's are the same whatever the input); an input that
+   * needs others (a long one, or one without a picture) makes it start again with them. A
+   * separate ffprobe beside it cost about 90 ms of CPU per job just loading its libraries
+   * (BENCHMARKS.md). ffmpeg is held to the demuxer and protocol allow-lists, sandbox and limits
+   * either way, and a run whose input description was never read does not count as a success.
    */
   async convert(request: ConvertRequest): Promise<void> {
     const guess = encoderArgs(request.to, SHORT_CLIP);
-    const stopped = new AbortController();
-    let expected = 0;
-    const first = this.encode(request, guess, () => expected, AbortSignal.any([request.signal, stopped.signal]));
-    first.catch(() => undefined); // awaited below, after the probe's verdict
-    let probe: Probe;
+    const verdict = new AbortController();
+    const restart = new Error('started again with the arguments the input needs');
+    let facts: MediaFacts | undefined;
+    const onInput = (found: MediaFacts) => {
+      try {
+        this.admit(found, request);
+      } catch (error) {
+        verdict.abort(error);
+        return;
+      }
+      facts = found;
+      if (encoderArgs(request.to, found).join('\0') !== guess.join('\0')) verdict.abort(restart);
+    };
     try {
-      probe = await this.inspect(request.input, request.workDir, request.limits.timeoutMs, request.signal);
-      this.admit(probe, request);
-    } catch (error) {
-      stopped.abort(error);
-      await first.catch(() => undefined);
-      throw error;
-    }
-    const args = encoderArgs(request.to, probe);
-    if (args.join('\0') === guess.join('\0')) {
-      expected = probe.duration;
-      await first;
+      await this.encode(request, guess, () => facts?.duration ?? 0, AbortSignal.any([request.signal, verdict.signal]), onInput);
       return;
+    } catch (error) {
+      if (!verdict.signal.aborted || request.signal.aborted) throw error;
+      if (verdict.signal.reason !== restart) throw verdict.signal.reason;
     }
-    stopped.abort(new Error('started again with the arguments the probe asks for'));
-    await first.catch(() => undefined);
-    expected = probe.duration;
-    await this.encode(request, args, () => expected, request.signal);
+    const admitted = facts!;
+    await this.encode(request, encoderArgs(request.to, admitted), () => admitted.duration, request.signal, () => undefined);
   }
 
-  /** The probe's gate: allowed container, duration and size caps, the streams the target needs. */
-  private admit(probe: Probe, { to, limits }: ConvertRequest): void {
-    if (!ACCEPTED_CONTAINERS.has(probe.container)) {
-      throw new ConvertdError('unsupported_format', `The file's container (${probe.container || 'unknown'}) is not one this service converts.`);
+  /** The gate: allowed container, duration and size caps, the streams the target needs. */
+  private admit(facts: MediaFacts, { to, limits }: ConvertRequest): void {
+    if (!ACCEPTED_CONTAINERS.has(facts.container)) {
+      throw new ConvertdError('unsupported_format', `The file's container (${facts.container || 'unknown'}) is not one this service converts.`);
     }
-    if (probe.duration > limits.maxMediaSeconds) {
-      throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(probe.duration)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
+    if (facts.duration > limits.maxMediaSeconds) {
+      throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(facts.duration)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
     }
-    if (probe.video && probe.video.width * probe.video.height > MAX_FRAME_PIXELS) {
-      throw new ConvertdError('input_too_complex', `The video is ${probe.video.width}x${probe.video.height}; this service converts at most 4096x4096.`);
+    if (facts.video && facts.video.width * facts.video.height > MAX_FRAME_PIXELS) {
+      throw new ConvertdError('input_too_complex', `The video is ${facts.video.width}x${facts.video.height}; this service converts at most 4096x4096.`);
     }
-    if (probe.frames > MAX_FRAMES) {
-      throw new ConvertdError('input_too_complex', `The video declares ${probe.frames} frames; this service converts at most ${MAX_FRAMES}.`);
+    if (facts.frames > MAX_FRAMES) {
+      throw new ConvertdError('input_too_complex', `The video declares ${facts.frames} frames; this service converts at most ${MAX_FRAMES}.`);
     }
-    if (to === 'gif' && !probe.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
-    if (!probe.video && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
-    if (!VIDEO_TARGETS.includes(to) && !probe.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
+    if (to === 'gif' && !facts.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
+    if (!facts.video && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
+    if (!VIDEO_TARGETS.includes(to) && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
   }
 
-  /** One ffmpeg run; progress is -progress's output time against the expected duration (0: none). */
-  private async encode(request: ConvertRequest, encoder: string[], expectedSeconds: () => number, signal: AbortSignal): Promise<void> {
+  /**
+   * One ffmpeg run; progress is -progress's output time against the expected duration (0: none).
+   * `onInput` gets ffmpeg's description of the input as soon as it is complete; it is also returned.
+   */
+  private async encode(request: ConvertRequest, encoder: string[], expectedSeconds: () => number, signal: AbortSignal,
+    onInput: (facts: MediaFacts) => void): Promise<MediaFacts | undefined> {
     const { input, output, to, workDir, limits } = request;
     const args = [
-      '-nostdin', '-hide_banner', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
+      // "info" is the level at which ffmpeg describes its input; -nostats keeps the rest quiet.
+      '-nostdin', '-hide_banner', '-loglevel', 'info', '-nostats', '-progress', 'pipe:1',
       '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
       '-i', `file:${path.basename(input)}`,
       '-threads', '2',
@@ -247,6 +227,13 @@ export class FfmpegEngine implements Engine {
       ...encoder,
       '-f', MUXER[to]!, '-y', `file:${path.basename(output)}`,
     ];
+    const description = new InputDescription();
+    let seen: MediaFacts | undefined;
+    const deliver = () => {
+      if (seen || !description.complete) return;
+      seen = description.read();
+      onInput(seen);
+    };
     const result = await runProcess('/usr/bin/ffmpeg', args, {
       cwd: workDir,
       timeoutMs: limits.timeoutMs,
@@ -258,7 +245,102 @@ export class FfmpegEngine implements Engine {
         const expected = Math.min(expectedSeconds(), to === 'gif' ? GIF_MAX_SECONDS : Infinity);
         if (match && expected > 0) request.onProgress(Number(match[1]) / 1e6 / expected);
       },
+      onStderrLine: (line) => {
+        description.add(line);
+        deliver();
+      },
     });
+    description.end();
+    if (!seen && description.complete) {
+      deliver();
+      // Refused on the last line: ffmpeg had already finished, its output is not wanted.
+      signal.throwIfAborted();
+    }
+    if (!seen) {
+      // ffmpeg could not open the input: that is the file's answer.
+      const detail = lastErrorLine(result.stderr);
+      if (result.exitCode === null) ensureSuccess(result, 'ffmpeg');
+      if (/not on whitelist/i.test(result.stderr)) {
+        throw new ConvertdError('unsupported_format', 'The file is a media playlist or script, not a media file this service converts.');
+      }
+      throw new ConvertdError('corrupt_input', `The media file could not be read${detail ? ` (${detail})` : ''}: it may be damaged or truncated.`);
+    }
     ensureSuccess(result, 'ffmpeg');
+    return seen;
   }
+}
+
+/**
+ * ffmpeg's description of its first input, as it prints it at "info" level before converting:
+ *   Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'file:input.mp4':
+ *     Duration: 00:00:02.00, start: 0.000000, bitrate: 47 kb/s
+ *     Stream #0:0[0x1](und): Video: h264 (High) (avc1 / 0x31637661), yuv420p(progressive), 320x240 [SAR 1:1 DAR 4:3], 25 fps, 25 tbr, 12800 tbn (default)
+ *     Stream #0:1[0x2](und): Audio: aac (LC) (mp4a / 0x6134706D), 44100 Hz, mono, fltp, 69 kb/s (default)
+ * The block ends at the first line that is not indented. The facts are those ffprobe gives, but
+ * for the frame count, which is the frame rate times the duration (what a container declares).
+ */
+export class InputDescription {
+  private readonly lines: string[] = [];
+  private started = false;
+  complete = false;
+
+  add(line: string): void {
+    if (this.complete) return;
+    if (!this.started) {
+      this.started = /^Input #0, /.test(line);
+      if (this.started) this.lines.push(line);
+      return;
+    }
+    if (/^\s/.test(line)) this.lines.push(line);
+    else this.complete = true;
+  }
+
+  /** ffmpeg ended: a block it began is complete. */
+  end(): void {
+    if (this.started) this.complete = true;
+  }
+
+  read(): MediaFacts {
+    const container = /^Input #0, (.+), from '/.exec(this.lines[0] ?? '')?.[1] ?? '';
+    const time = /^\s+Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/m.exec(this.lines.join('\n'));
+    const duration = time ? Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]) : 0;
+    let video: MediaFacts['video'];
+    let frames = 0;
+    let hasAudio = false;
+    for (const line of this.lines) {
+      const stream = /^\s+Stream #0:\d+\S*: (Video|Audio): (.*)$/.exec(line);
+      if (!stream) continue;
+      if (stream[1] === 'Audio') {
+        hasAudio = true;
+        continue;
+      }
+      if (video) continue;
+      const parts = topLevelParts(stream[2]!);
+      const size = parts.map((part) => /^(\d+)x(\d+)(?: |$)/.exec(part)).find(Boolean);
+      if (!size || Number(size[1]) === 0 || Number(size[2]) === 0) continue;
+      video = { width: Number(size[1]), height: Number(size[2]) };
+      const rate = parts.map((part) => /^([\d.]+)(k?) fps$/.exec(part)).find(Boolean);
+      if (rate) frames = Math.round(Number(rate[1]) * (rate[2] ? 1000 : 1) * duration);
+    }
+    return { container, duration, frames, video, hasAudio };
+  }
+}
+
+/** "a, b (c, d), e" → ["a", "b (c, d)", "e"]: commas inside brackets do not separate. */
+function topLevelParts(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of text) {
+    if (char === '(' || char === '[') depth++;
+    if (char === ')' || char === ']') depth = Math.max(0, depth - 1);
+    if (char === ',' && depth === 0) {
+      parts.push(current.trim());
+      current = '';
+    } else {
+      current += char;
+    }
+  }
+  parts.push(current.trim());
+  return parts;
 }
