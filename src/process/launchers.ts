@@ -31,12 +31,12 @@ open(my $in, '<&=', 3) or exit 127;
 my $message = do { local $/; <$in> } // '';
 close $in;
 my @fields = split /\0/, $message;
-exit 127 if @fields < 3;
+if (@fields < 3) { print STDERR "launcher: incomplete message (" . length($message) . " bytes)\n"; exit 127 }
 my $cwd = shift @fields;
 my $count = shift @fields;
 %ENV = map { split /=/, $_, 2 } splice(@fields, 0, $count);
-exit 127 unless @fields && chdir $cwd;
-exec { $fields[0] } @fields;
+chdir $cwd or do { print STDERR "launcher: cannot enter $cwd: $!\n"; exit 127 };
+exec { $fields[0] } @fields or print STDERR "launcher: cannot execute $fields[0]: $!\n";
 exit 127;
 `;
 

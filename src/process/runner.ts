@@ -114,8 +114,10 @@ export function runProcess(program: string, args: readonly string[], options: Ru
   const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
   const limited = usePrlimit ? [PRLIMIT, ...limitArgs, '--', wrapped.command, ...wrapped.argv] : [wrapped.command, ...wrapped.argv];
   // The engine never runs outside its cgroups: either a launcher already inside them becomes the
-  // command (launchers.ts), or cgexec enters them first and then executes the rest.
-  const launcher = takeLauncher(sandbox);
+  // command (launchers.ts), or cgexec enters them first and then executes the rest. Launchers
+  // enter the working directory as the engine user, which bubblewrap needs to be able to do
+  // anyway; unsandboxed, the process is started from here, which enters it before switching user.
+  const launcher = sandbox.mode === 'bwrap' ? takeLauncher(sandbox) : undefined;
   const cgroup = launcher?.cgroup ?? openRunCgroup();
 
   return new Promise((resolve, reject) => {
