@@ -18,7 +18,7 @@ import type { Socket } from 'node:net';
 import { cgroupGeneration, openRunCgroup, type RunCgroup } from './cgroups.ts';
 
 const PERL = '/usr/bin/perl';
-/** Launchers kept waiting: an ffmpeg job starts two processes at once (ffprobe beside ffmpeg). */
+/** Launchers kept waiting: the archive engine starts two processes at once, and two jobs run at a time. */
 export const LAUNCHERS_WAITING = 2;
 
 /**
