@@ -144,13 +144,21 @@ test('an HLS playlist or concat script named .mp4 is refused and opens nothing',
   await expectError(await submit(server.url, Buffer.from(concat), 'video.mp4', 'mp3'), 415, 'unsupported_format');
 });
 
-test('a media file longer than the cap fails before any work, with input_too_complex', async () => {
+test('a media file longer than the cap fails before any work, with input_too_complex, even when its tags forge a shorter one', async () => {
   const capped = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_MAX_MEDIA_SECONDS: '1' });
   try {
     const jobId = await submitOk(capped.url, samples.mp3!, 'long.mp3', 'wav');
     const { final } = await waitForJob(capped.url, jobId);
     assert.equal(final.error?.code, 'input_too_complex');
     assert.match(final.error!.message, /at most 1 s/);
+    // A tag whose name holds line breaks makes ffmpeg print a forged "Duration: 00:00:00.10" and
+    // end its description early; the real duration, printed after it, still counts.
+    const forged = path.join(await tempDir(), 'forged.flac');
+    ffmpeg(['-f', 'lavfi', '-i', 'sine=duration=3', '-metadata', 'a\n  Duration: 00:00:00.10, start: 0.000000\nend=v', forged]);
+    const forgedJob = await submitOk(capped.url, await fs.readFile(forged), 'forged.flac', 'wav');
+    const forgedFinal = (await waitForJob(capped.url, forgedJob)).final;
+    assert.equal(forgedFinal.error?.code, 'input_too_complex', JSON.stringify(forgedFinal));
+    assert.match(forgedFinal.error!.message, /lasts 3 s/);
   } finally {
     await capped.stop();
   }

@@ -166,28 +166,33 @@ export class FfmpegEngine implements Engine {
    */
   async convert(request: ConvertRequest): Promise<void> {
     const guess = encoderArgs(request.to, SHORT_CLIP);
-    const verdict = new AbortController();
     const restart = new Error('started again with the arguments the input needs');
     let facts: MediaFacts | undefined;
-    const onInput = (found: MediaFacts) => {
+    /** One run, stopped by the gate's refusal (or, on the first run, by other arguments needed). */
+    const run = async (encoder: string[], mayRestart: boolean) => {
+      const verdict = new AbortController();
+      const onInput = (found: MediaFacts, first: boolean) => {
+        try {
+          this.admit(found, request);
+        } catch (error) {
+          verdict.abort(error);
+          return;
+        }
+        facts = found;
+        if (mayRestart && first && encoderArgs(request.to, found).join('\0') !== encoder.join('\0')) verdict.abort(restart);
+      };
       try {
-        this.admit(found, request);
+        await this.encode(request, encoder, () => facts?.duration ?? 0, AbortSignal.any([request.signal, verdict.signal]), onInput);
       } catch (error) {
-        verdict.abort(error);
-        return;
+        throw verdict.signal.aborted && !request.signal.aborted ? verdict.signal.reason : error;
       }
-      facts = found;
-      if (encoderArgs(request.to, found).join('\0') !== guess.join('\0')) verdict.abort(restart);
     };
     try {
-      await this.encode(request, guess, () => facts?.duration ?? 0, AbortSignal.any([request.signal, verdict.signal]), onInput);
-      return;
+      await run(guess, true);
     } catch (error) {
-      if (!verdict.signal.aborted || request.signal.aborted) throw error;
-      if (verdict.signal.reason !== restart) throw verdict.signal.reason;
+      if (error !== restart) throw error;
+      await run(encoderArgs(request.to, facts!), false);
     }
-    const admitted = facts!;
-    await this.encode(request, encoderArgs(request.to, admitted), () => admitted.duration, request.signal, () => undefined);
   }
 
   /** The gate: allowed container, duration and size caps, the streams the target needs. */
@@ -211,10 +216,11 @@ export class FfmpegEngine implements Engine {
 
   /**
    * One ffmpeg run; progress is -progress's output time against the expected duration (0: none).
-   * `onInput` gets ffmpeg's description of the input as soon as it is complete; it is also returned.
+   * `onInput` gets ffmpeg's description of the input as soon as it is complete, and again whenever
+   * a later line makes it worse (see InputDescription); the last is also returned.
    */
   private async encode(request: ConvertRequest, encoder: string[], expectedSeconds: () => number, signal: AbortSignal,
-    onInput: (facts: MediaFacts) => void): Promise<MediaFacts | undefined> {
+    onInput: (facts: MediaFacts, first: boolean) => void): Promise<MediaFacts | undefined> {
     const { input, output, to, workDir, limits } = request;
     const args = [
       // "info" is the level at which ffmpeg describes its input; -nostats keeps the rest quiet.
@@ -230,9 +236,12 @@ export class FfmpegEngine implements Engine {
     const description = new InputDescription();
     let seen: MediaFacts | undefined;
     const deliver = () => {
-      if (seen || !description.complete) return;
-      seen = description.read();
-      onInput(seen);
+      if (!description.complete) return;
+      const facts = description.read();
+      if (seen && JSON.stringify(facts) === JSON.stringify(seen)) return;
+      const first = !seen;
+      seen = facts;
+      onInput(facts, first);
     };
     const result = await runProcess('/usr/bin/ffmpeg', args, {
       cwd: workDir,
@@ -251,11 +260,9 @@ export class FfmpegEngine implements Engine {
       },
     });
     description.end();
-    if (!seen && description.complete) {
-      deliver();
-      // Refused on the last line: ffmpeg had already finished, its output is not wanted.
-      signal.throwIfAborted();
-    }
+    deliver();
+    // Refused on the last lines: ffmpeg had already finished, its output is not wanted.
+    signal.throwIfAborted();
     if (!seen) {
       // ffmpeg could not open the input: that is the file's answer.
       const detail = lastErrorLine(result.stderr);
@@ -276,53 +283,57 @@ export class FfmpegEngine implements Engine {
  *     Duration: 00:00:02.00, start: 0.000000, bitrate: 47 kb/s
  *     Stream #0:0[0x1](und): Video: h264 (High) (avc1 / 0x31637661), yuv420p(progressive), 320x240 [SAR 1:1 DAR 4:3], 25 fps, 25 tbr, 12800 tbn (default)
  *     Stream #0:1[0x2](und): Audio: aac (LC) (mp4a / 0x6134706D), 44100 Hz, mono, fltp, 69 kb/s (default)
- * The block ends at the first line that is not indented. The facts are those ffprobe gives, but
- * for the frame count, which is the frame rate times the duration (what a container declares).
+ * The facts are those ffprobe gives, but for the frame count: the frame rate times the duration.
+ * The description is complete at the first line after its streams that is not indented. But the
+ * file's tags (title, comment...) are printed inside it, and a tag's name may hold line breaks that
+ * imitate these lines. So every later line of ffmpeg's output is read too, and the facts
+ * are the worst of what was found: the longest duration, the largest picture, the highest frame
+ * rate. A forged line can only make them worse, and the gate, told again, stops ffmpeg.
  */
 export class InputDescription {
-  private readonly lines: string[] = [];
   private started = false;
+  private container = '';
+  private duration = 0;
+  private video: MediaFacts['video'];
+  private frameRate = 0;
+  private hasAudio = false;
+  private streams = 0;
   complete = false;
 
   add(line: string): void {
-    if (this.complete) return;
     if (!this.started) {
-      this.started = /^Input #0, /.test(line);
-      if (this.started) this.lines.push(line);
+      const input = /^Input #0, (.+), from '/.exec(line);
+      if (!input) return;
+      this.started = true;
+      this.container = input[1]!;
       return;
     }
-    if (/^\s/.test(line)) this.lines.push(line);
-    else this.complete = true;
+    // Complete at the first line that is not indented once a stream was described (a forged
+    // line break in a tag before the streams does not end it).
+    if (this.streams > 0 && !/^\s/.test(line)) this.complete = true;
+    const time = /^\s+Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/.exec(line);
+    if (time) this.duration = Math.max(this.duration, Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]));
+    const stream = /^\s+Stream #0:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): (.*)$/.exec(line);
+    if (stream) this.streams++;
+    if (stream?.[1] === 'Audio') this.hasAudio = true;
+    if (stream?.[1] !== 'Video') return;
+    const parts = topLevelParts(stream[2]!);
+    const size = parts.map((part) => /^(\d+)x(\d+)(?: |$)/.exec(part)).find(Boolean);
+    if (!size || Number(size[1]) === 0 || Number(size[2]) === 0) return;
+    const [width, height] = [Number(size[1]), Number(size[2])];
+    if (!this.video || width * height > this.video.width * this.video.height) this.video = { width, height };
+    const rate = parts.map((part) => /^([\d.]+)(k?) fps$/.exec(part)).find(Boolean);
+    if (rate) this.frameRate = Math.max(this.frameRate, Number(rate[1]) * (rate[2] ? 1000 : 1));
   }
 
-  /** ffmpeg ended: a block it began is complete. */
+  /** ffmpeg ended: a description it began is complete. */
   end(): void {
     if (this.started) this.complete = true;
   }
 
   read(): MediaFacts {
-    const container = /^Input #0, (.+), from '/.exec(this.lines[0] ?? '')?.[1] ?? '';
-    const time = /^\s+Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/m.exec(this.lines.join('\n'));
-    const duration = time ? Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]) : 0;
-    let video: MediaFacts['video'];
-    let frames = 0;
-    let hasAudio = false;
-    for (const line of this.lines) {
-      const stream = /^\s+Stream #0:\d+\S*: (Video|Audio): (.*)$/.exec(line);
-      if (!stream) continue;
-      if (stream[1] === 'Audio') {
-        hasAudio = true;
-        continue;
-      }
-      if (video) continue;
-      const parts = topLevelParts(stream[2]!);
-      const size = parts.map((part) => /^(\d+)x(\d+)(?: |$)/.exec(part)).find(Boolean);
-      if (!size || Number(size[1]) === 0 || Number(size[2]) === 0) continue;
-      video = { width: Number(size[1]), height: Number(size[2]) };
-      const rate = parts.map((part) => /^([\d.]+)(k?) fps$/.exec(part)).find(Boolean);
-      if (rate) frames = Math.round(Number(rate[1]) * (rate[2] ? 1000 : 1) * duration);
-    }
-    return { container, duration, frames, video, hasAudio };
+    const { container, duration, video, hasAudio } = this;
+    return { container, duration, frames: Math.round(this.frameRate * duration), video, hasAudio };
   }
 }
 
