@@ -193,9 +193,23 @@ try {
 
   // 1. Overhead.
   const out = (name: string) => path.join(work, `bare-${name}`);
+  // The image engine's settings (src/engines/sharp/images.ts): WebP at quality 82, effort 4, one
+  // libvips thread per image (the service runs one image per process, two at a time), no cache.
+  const WEBP = { quality: 82, effort: 4 };
+  const sameAsService = async (work: () => Promise<unknown>) => {
+    const threads = sharp.concurrency();
+    sharp.concurrency(1);
+    sharp.cache(false);
+    try {
+      return await work();
+    } finally {
+      sharp.concurrency(threads);
+      sharp.cache(true);
+    }
+  };
   const cases: Array<{ family: string; name: string; target: string; bareLabel: string; bare: () => Promise<unknown> | unknown }> = [
-    { family: 'image', name: 'small.png', target: 'webp', bareLabel: 'sharp in-process', bare: () => sharp(files['small.png']).webp().toBuffer() },
-    { family: 'image', name: 'large.jpg', target: 'webp', bareLabel: 'sharp in-process', bare: () => sharp(files['large.jpg']).webp().toBuffer() },
+    { family: 'image', name: 'small.png', target: 'webp', bareLabel: 'sharp in-process, same settings', bare: () => sameAsService(() => sharp(files['small.png']).webp(WEBP).toBuffer()) },
+    { family: 'image', name: 'large.jpg', target: 'webp', bareLabel: 'sharp in-process, same settings', bare: () => sameAsService(() => sharp(files['large.jpg']).webp(WEBP).toBuffer()) },
     { family: 'document', name: 'small.docx', target: 'pdf', bareLabel: 'soffice --convert-to (cold)', bare: () => run('soffice', [`-env:UserInstallation=file://${work}/lo-profile`, '--headless', '--convert-to', 'pdf', '--outdir', out('doc'), 'small.docx'], work) },
     { family: 'document', name: 'large.docx', target: 'pdf', bareLabel: 'soffice --convert-to (cold)', bare: () => run('soffice', [`-env:UserInstallation=file://${work}/lo-profile`, '--headless', '--convert-to', 'pdf', '--outdir', out('doc'), 'large.docx'], work) },
     { family: 'audio', name: 'small.wav', target: 'mp3', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.wav', out('a.mp3')], work) },
