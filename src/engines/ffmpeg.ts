@@ -207,7 +207,7 @@ export class FfmpegEngine implements Engine {
       throw new ConvertdError('input_too_complex', `The video is ${facts.video.width}x${facts.video.height}; this service converts at most 4096x4096.`);
     }
     if (facts.frames > MAX_FRAMES) {
-      throw new ConvertdError('input_too_complex', `The video declares ${facts.frames} frames; this service converts at most ${MAX_FRAMES}.`);
+      throw new ConvertdError('input_too_complex', `The video holds about ${facts.frames} frames (frame rate times duration); this service converts at most ${MAX_FRAMES}.`);
     }
     if (to === 'gif' && !facts.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
     if (!facts.video && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
@@ -290,7 +290,7 @@ export class FfmpegEngine implements Engine {
  * are the worst of what was found: the longest duration, the largest picture, the highest frame
  * rate. A forged line can only make them worse, and the gate, told again, stops ffmpeg.
  */
-export class InputDescription {
+class InputDescription {
   private started = false;
   private container = '';
   private duration = 0;

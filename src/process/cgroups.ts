@@ -67,7 +67,7 @@ const active = new Map<Controller, Active>();
 let memoryLimitBytes: number | undefined;
 let engineUser: { uid: number; gid: number } | undefined;
 let nextRun = 1;
-/** Changes whenever the limits are set up or torn down: what was prepared before is stale. */
+/** Changes whenever the limits are torn down (and so also when they are set up again): what was prepared before is stale. */
 let generation = 0;
 
 export function cgroupLimitsState(): CgroupLimitsState {
@@ -166,8 +166,7 @@ function activate(controller: Controller): Active {
  */
 export function configureCgroupLimits(memoryMb: number, user: { uid?: number; gid?: number }): CgroupLimitsState {
   engineUser = user.uid !== undefined && user.gid !== undefined ? { uid: user.uid, gid: user.gid } : undefined;
-  removeServiceCgroups();
-  generation++;
+  removeServiceCgroups(); // (a new generation)
   memoryLimitBytes = memoryMb * 1024 * 1024;
   const problems: Partial<Record<Controller, string>> = {};
   for (const controller of ['memory', 'pids'] as const) {
