@@ -1,6 +1,7 @@
 // Runs a planned route: one engine call per step, each writing a file the next step reads, with
 // one progress figure that rises across the steps and an output check after every step (exit
 // codes lie: a converter may "succeed" and write nothing, or something else).
+import { statSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
@@ -40,7 +41,13 @@ export function estimatedFraction(elapsedSeconds: number, expectedSeconds: numbe
 }
 
 export async function checkOutput(file: string, format: string, maxBytes: number): Promise<number> {
-  const stat = await fs.stat(file).catch(() => undefined);
+  // Synchronous, as the job path's other metadata calls (storage/local.ts says why).
+  let stat: Stats | undefined;
+  try {
+    stat = statSync(file);
+  } catch {
+    stat = undefined;
+  }
   if (!stat?.isFile() || stat.size === 0) {
     throw new ConvertdError('conversion_failed', 'The converter produced no output: the file may use features it does not support.');
   }
@@ -81,7 +88,7 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
 
     let ticker: NodeJS.Timeout | undefined;
     if (!step.engine.reportsProgress) {
-      const inputBytes = (await fs.stat(current)).size;
+      const inputBytes = statSync(current).size;
       const expected = step.engine.estimateSeconds(inputBytes, step.from, step.to);
       const started = performance.now();
       ticker = setInterval(() => stepProgress(estimatedFraction((performance.now() - started) / 1000, expected)), ESTIMATE_TICK_MS);

@@ -18,13 +18,14 @@
 // current job's input and output and is emptied between jobs. The directory is made fresh for
 // every new process, so nothing a file did to one outlives maxJobs conversions.
 import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import { ConvertdError } from '../errors.ts';
 import { lastErrorLine, runProcess, type ResourceLimits } from '../process/runner.ts';
-import { giveToEngineUser } from '../process/sandbox.ts';
+import { giveEntriesToEngineUser, giveToEngineUser } from '../process/sandbox.ts';
 
 const HEALTH_TIMEOUT_MS = 10_000;
 /** A process lives until it is recycled; the wall-clock limit per job is the pool's. */
@@ -192,6 +193,23 @@ class WarmProcess {
   }
 }
 
+/** Entries a job directory normally holds afterwards (the input, and an output not moved out). */
+const FEW_ENTRIES = 4;
+
+/**
+ * Removes a job directory: a few plain files synchronously, anything else (what a hostile file
+ * made the helper write) through the thread pool, where a large tree does not hold up the service.
+ */
+async function emptyJobDir(jobDir: string): Promise<void> {
+  const entries = readdirSync(jobDir, { withFileTypes: true });
+  if (entries.length <= FEW_ENTRIES && entries.every((entry) => entry.isFile())) {
+    for (const entry of entries) unlinkSync(path.join(jobDir, entry.name));
+    rmdirSync(jobDir);
+  } else {
+    await fs.rm(jobDir, { recursive: true, force: true });
+  }
+}
+
 export interface PoolOptions {
   /** Number of processes. */
   readonly size: number;
@@ -273,20 +291,30 @@ export class ProcessPool {
       const jobDir = path.join(process.dir, 'job');
       const stagedInput = path.join(jobDir, `input${path.extname(input)}`);
       const stagedOutput = path.join(jobDir, `output${path.extname(output)}`);
-      await fs.rm(jobDir, { recursive: true, force: true });
-      await fs.mkdir(jobDir, { mode: 0o700 });
+      // Staged with synchronous calls, as the job path's other metadata calls (storage/local.ts
+      // says why); only a copy (another file system) or a crowded directory waits on the thread pool.
+      if (mkdirSync(jobDir, { recursive: true, mode: 0o700 }) === undefined) {
+        await fs.rm(jobDir, { recursive: true, force: true });
+        mkdirSync(jobDir, { mode: 0o700 });
+      }
       try {
-        await fs.link(input, stagedInput).catch(() => fs.copyFile(input, stagedInput));
-        await giveToEngineUser(jobDir);
+        try {
+          linkSync(input, stagedInput);
+        } catch {
+          await fs.copyFile(input, stagedInput);
+        }
+        giveEntriesToEngineUser([jobDir, stagedInput]);
         const reply = await process.request({ op: 'convert', input: stagedInput, output: stagedOutput, ...message }, timeoutMs, signal);
         if (!probe) process.jobs++;
         if (!reply.ok) throw this.program.failure(reply);
-        await fs.rename(stagedOutput, output).catch(async (error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') throw new ConvertdError('conversion_failed', `${this.program.label} wrote no output: the file may use features it cannot convert.`);
+        try {
+          renameSync(stagedOutput, output);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ConvertdError('conversion_failed', `${this.program.label} wrote no output: the file may use features it cannot convert.`);
           await fs.copyFile(stagedOutput, output);
-        });
+        }
       } finally {
-        await fs.rm(jobDir, { recursive: true, force: true }).catch(() => undefined);
+        await emptyJobDir(jobDir).catch(() => undefined);
       }
     });
   }

@@ -2,9 +2,10 @@
 // content wins whenever it matches a signature: a PNG named "report.docx" is a PNG. The extension
 // is used only for signature-less text formats, and never to accept a file whose content says
 // it is something else.
+import { closeSync, openSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileTypeFromFile } from 'file-type';
+import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from 'file-type';
 import { formatCatalogue, type FormatCatalogue, type FormatDefinition } from './catalogue.ts';
 
 export interface SniffResult {
@@ -14,15 +15,30 @@ export interface SniffResult {
   readonly detected: string | undefined;
 }
 
-/** The first bytes of a file: enough for every signature below. */
-async function readHead(file: string): Promise<Buffer> {
-  const handle = await fs.open(file, 'r');
+/** Bytes of a file's start that our own signatures look at. */
+const HEAD_BYTES = 8192;
+/** Files up to this size are read whole and identified from memory. */
+const SMALL_FILE_BYTES = 64 * 1024;
+
+/**
+ * What file-type finds in a file, and the file's first bytes for our own signatures. A small file
+ * is read at once (one synchronous read of at most 64 KiB, from the page cache right after an
+ * upload or a conversion) and identified from memory, with the same result: file-type reading
+ * the file itself makes a dozen small asynchronous reads, about 1 ms, more than the rest of a
+ * small image's job (BENCHMARKS.md). A larger file is read by file-type, which may look deep.
+ */
+async function identify(file: string): Promise<{ found: FileTypeResult | undefined; head: Buffer }> {
+  const start = Buffer.allocUnsafe(SMALL_FILE_BYTES + 1);
+  const fd = openSync(file, 'r');
+  let bytesRead: number;
   try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(8192), 0, 8192, 0);
-    return buffer.subarray(0, bytesRead);
+    bytesRead = readSync(fd, start, 0, start.length, 0);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
+  const head = start.subarray(0, Math.min(bytesRead, HEAD_BYTES));
+  const found = bytesRead <= SMALL_FILE_BYTES ? await fileTypeFromBuffer(start.subarray(0, bytesRead)) : await fileTypeFromFile(file);
+  return { found, head };
 }
 
 /**
@@ -87,7 +103,7 @@ const MOBI_NAMES: Readonly<Record<string, string>> = { azw3: 'azw3', azw: 'azw3'
 const WEAK_SIGNATURES = new Set(['cur']);
 
 export async function sniffFile(file: string, filename: string, catalogue: FormatCatalogue = formatCatalogue): Promise<SniffResult> {
-  const [found, head] = await Promise.all([fileTypeFromFile(file), readHead(file)]);
+  const { found, head } = await identify(file);
   const ext = path.extname(filename).slice(1).toLowerCase();
   const byName = ext ? catalogue.resolve(ext) : undefined;
   // file-type calls any XML document "xml"; an SVG is recognised below by its root element.
@@ -122,8 +138,8 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
 
 /** The format id the content alone shows, by the same signatures as uploads; for checking outputs. */
 export async function formatOfContent(file: string, catalogue: FormatCatalogue = formatCatalogue): Promise<string | undefined> {
-  const found = await fileTypeFromFile(file);
+  const { found, head } = await identify(file);
   if (found?.ext === 'cfb') return compoundFileKind(file);
   if (found && found.ext !== 'xml') return found.ext === 'asf' ? 'wmv' : catalogue.resolve(found.ext)?.id;
-  return ownSignature(await readHead(file));
+  return ownSignature(head);
 }

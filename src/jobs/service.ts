@@ -2,7 +2,7 @@
 // result to download, and describe the catalogue and limits. The HTTP layer never touches an
 // engine, the store or the disk directly; it calls this.
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -196,8 +196,10 @@ export class JobService {
       await queue.enqueue(id);
       return id;
     } finally {
-      // Whatever did not become a job's input goes (a no-op once the upload was moved).
-      await fs.rm(submission.uploadPath, { force: true });
+      // Whatever did not become a job's input goes (a no-op once the upload was moved). One
+      // unlink, synchronous: by now a worker may have the job, and a trip through the thread
+      // pool would wait behind it, adding a millisecond to the answer (BENCHMARKS.md).
+      rmSync(submission.uploadPath, { force: true });
     }
   }
 

@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import { ConvertdError, isDiskFull, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
 import { runPipeline } from '../engines/pipeline.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
-import { giveToEngineUser } from '../process/sandbox.ts';
+import { giveEntriesToEngineUser } from '../process/sandbox.ts';
 import type { FileStorage } from '../storage/types.ts';
 import type { JobStore } from './types.ts';
 
@@ -78,7 +78,8 @@ export class JobWorker {
       engineIds = route.map((s) => s.engine.id).join('+');
       const workDir = await storage.createWorkDir(jobId);
       const input = await storage.fetchInput(jobId, workDir, job.source);
-      await giveToEngineUser(workDir);
+      // The directory was made for this attempt and holds the input alone.
+      giveEntriesToEngineUser([workDir, input]);
       const prepared = performance.now();
       const output = await runPipeline({
         route,

@@ -4,7 +4,7 @@
 // environment, a new session (no terminal to inject into), and death with its parent. When the
 // service runs as root, the engine runs as an unprivileged user besides.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, lchownSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -103,4 +103,14 @@ export async function giveToEngineUser(dir: string, current: SandboxSettings = s
     }
   };
   await walk(dir);
+}
+
+/**
+ * Hands the named entries (not what a directory holds) to the engine user: for a directory just
+ * made and the files just linked into it, where a walk would only find what the caller already
+ * knows. Synchronous, as the job path's other metadata calls are (storage/local.ts says why).
+ */
+export function giveEntriesToEngineUser(entries: readonly string[], current: SandboxSettings = settings): void {
+  if (current.uid === undefined || current.gid === undefined) return;
+  for (const entry of entries) lchownSync(entry, current.uid, current.gid);
 }

@@ -4,7 +4,16 @@
 //   work/<job_id>/          the private directory of the attempt in progress
 //   results/<token>.<ext>   a finished result, until it expires
 // Renames within one file system are atomic, so a file is either fully in a place or not there.
+//
+// The calls on a job's path (rename, link, mkdir, stat, open, unlink of one entry) are synchronous
+// on purpose: each is one system call of a few microseconds on the data directory, where the promise
+// versions wait for a thread of libuv's pool (shared with uploads and downloads) and then for a
+// turn of the event loop: about 0.3 ms each on a busy service, a third of a small job's overhead
+// (BENCHMARKS.md). They add no new way to stall: the job store is synchronous SQLite in the same
+// directory already. Anything that may take long (reading or writing data, removing a directory
+// an engine filled) stays asynchronous.
 import { randomBytes } from 'node:crypto';
+import { closeSync, createReadStream, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FileStorage, ResultHandle } from './types.ts';
@@ -73,24 +82,28 @@ export class LocalStorage implements FileStorage {
   }
 
   async commitInput(jobId: string, uploadPath: string): Promise<void> {
-    await fs.rename(uploadPath, path.join(this.inputs, safeName(jobId)));
+    renameSync(uploadPath, path.join(this.inputs, safeName(jobId)));
   }
 
   async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {
     const target = path.join(workDir, `input.${safeExtension(ext)}`);
     // A hard link: no copy, and the engine's directory holds only its own input.
-    await fs.link(path.join(this.inputs, safeName(jobId)), target);
+    linkSync(path.join(this.inputs, safeName(jobId)), target);
     return target;
   }
 
   async deleteInput(jobId: string): Promise<void> {
-    await fs.rm(path.join(this.inputs, safeName(jobId)), { force: true });
+    rmSync(path.join(this.inputs, safeName(jobId)), { force: true });
   }
 
   async createWorkDir(jobId: string): Promise<string> {
     const dir = path.join(this.work, safeName(jobId));
-    await fs.rm(dir, { recursive: true, force: true });
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    // `recursive` answers undefined when the directory was there already: an earlier attempt's
+    // leftovers, which go first.
+    if (mkdirSync(dir, { recursive: true, mode: 0o700 }) === undefined) {
+      await fs.rm(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    }
     return dir;
   }
 
@@ -104,20 +117,30 @@ export class LocalStorage implements FileStorage {
 
   async commitResult(token: string, ext: string, localPath: string): Promise<number> {
     const target = this.resultPath(token, ext);
-    await fs.rename(localPath, target);
-    return (await fs.stat(target)).size;
+    renameSync(localPath, target);
+    return statSync(target).size;
   }
 
   async openResult(token: string, ext: string): Promise<ResultHandle | undefined> {
     const file = this.resultPath(token, ext);
-    // Opened once: the handle stays readable even if the sweeper unlinks the file meanwhile.
-    const handle = await fs.open(file, 'r').catch(() => undefined);
-    if (!handle) return undefined;
-    const { size } = await handle.stat();
+    // Opened once: the descriptor stays readable even if the sweeper unlinks the file meanwhile.
+    let fd: number;
+    try {
+      fd = openSync(file, 'r');
+    } catch {
+      return undefined;
+    }
+    const { size } = fstatSync(fd);
     return {
       size,
-      open: (range) => handle.createReadStream({ start: range?.start, end: range?.end, autoClose: true }),
-      close: () => void handle.close().catch(() => undefined),
+      open: (range) => createReadStream('', { fd, start: range?.start, end: range?.end, autoClose: true }),
+      close: () => {
+        try {
+          closeSync(fd);
+        } catch {
+          // already closed
+        }
+      },
     };
   }
 
@@ -160,7 +183,7 @@ export class LocalStorage implements FileStorage {
   }
 
   async diskSpace(): Promise<{ freeBytes: number; totalBytes: number }> {
-    const stat = await fs.statfs(this.root);
+    const stat = statfsSync(this.root);
     return { freeBytes: stat.bavail * stat.bsize, totalBytes: stat.blocks * stat.bsize };
   }
 }

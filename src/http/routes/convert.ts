@@ -1,6 +1,6 @@
 // POST /api/convert: stream the upload to disk, then hand it to the jobs layer. The file is never
 // held in memory; past the size limit the handler stops at once and answers 413.
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
@@ -27,7 +27,7 @@ async function saveFile(part: MultipartFile, destination: string, maxBytes: numb
     pipeline(part.file, createWriteStream(destination, { flags: 'wx', mode: 0o600 })).then(resolve, reject);
   });
   if (part.file.truncated) throw new ConvertdError('file_too_large', undefined, { max_bytes: maxBytes });
-  return (await fs.stat(destination)).size;
+  return statSync(destination).size; // one system call: not worth a trip through the thread pool
 }
 
 export function registerConvertRoute(app: FastifyInstance, service: JobService, maxFileBytes: number): void {
