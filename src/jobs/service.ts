@@ -198,7 +198,7 @@ export class JobService {
     } finally {
       // Whatever did not become a job's input goes (a no-op once the upload was moved). One
       // unlink, synchronous: by now a worker may have the job, and a trip through the thread
-      // pool would wait behind it, adding a millisecond to the answer (BENCHMARKS.md).
+      // pool would wait behind it, adding a millisecond to the answer (BENCHMARKS.md, change 14).
       rmSync(submission.uploadPath, { force: true });
     }
   }

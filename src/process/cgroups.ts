@@ -142,7 +142,7 @@ async function removeTreeInBackground(dir: string): Promise<boolean> {
  * Removes a cgroup tree now, or within a few seconds while the processes in it finish exiting.
  * In the thread pool, not on the event loop: removing a memory cgroup that held a process waits
  * in the kernel (about 2.5 ms per hierarchy here, cgroup v1), which held up every engine run's
- * result by 5 ms, and every request being served meanwhile (BENCHMARKS.md).
+ * result by 5 ms, and every request being served meanwhile (BENCHMARKS.md, change 16).
  */
 function removeTreeSoon(dir: string): void {
   let tries = 0;

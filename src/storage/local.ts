@@ -8,8 +8,8 @@
 // The calls on a job's path (rename, link, mkdir, stat, open, unlink of one entry) are synchronous
 // on purpose: each is one system call of a few microseconds on the data directory, where the promise
 // versions wait for a thread of libuv's pool (shared with uploads and downloads) and then for a
-// turn of the event loop: about 0.3 ms each on a busy service, a third of a small job's overhead
-// (BENCHMARKS.md). They add no new way to stall: the job store is synchronous SQLite in the same
+// turn of the event loop: about 0.3 ms each on a busy service, several milliseconds a job in all
+// (BENCHMARKS.md, change 14). They add no new way to stall: the job store is synchronous SQLite in the same
 // directory already. Anything that may take long (reading or writing data, removing a directory
 // an engine filled) stays asynchronous.
 import { randomBytes } from 'node:crypto';
