@@ -139,6 +139,30 @@ async function wrkLoad(url: string, seconds: number, core: number): Promise<{ rp
   return { rps, p50: wrkMs(output, '50'), p97: wrkMs(output, '90'), p99: wrkMs(output, '99') };
 }
 
+/**
+ * The progress endpoint's baseline: bare fastify (the service's version) answering the same record
+ * on the same route, with nothing else around it (no hooks, logging, metrics or store).
+ */
+async function startBareFastify(record: unknown): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const code = [
+    "import Fastify from 'fastify';",
+    'const record = JSON.parse(process.env.BENCH_RECORD);',
+    'const app = Fastify();',
+    "app.get('/api/progress/:jobId', async () => record);",
+    "await app.listen({ port: 0, host: '127.0.0.1' });",
+    "process.stdout.write(`${app.server.address().port}\\n`);",
+  ].join('\n');
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: ROOT, env: { ...process.env, BENCH_RECORD: JSON.stringify(record) }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.setEncoding('utf8').once('data', (chunk: string) => resolve(Number(chunk.trim())));
+    void exited.then(() => reject(new Error('the bare fastify server exited before listening')));
+  });
+  return { url: `http://127.0.0.1:${port}`, child, stop: async () => { child.kill('SIGTERM'); await exited; } };
+}
+
 /** Holds every thread of a process to the given cores (taskset -a). */
 function pin(pid: number, cores: string): void {
   execFileSync('/usr/bin/taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' });
@@ -270,14 +294,16 @@ try {
   run('pandoc', ['--standalone', '--from', 'markdown', '--to', 'html', '-o', 'large.html', 'large.md'], work);
   await fs.writeFile(path.join(work, 'choice.jpg'), files['large.jpg']!);
   const choiceRows: string[][] = [];
+  /** An alternative's time as a multiple of the used engine's (below 1: the alternative is faster). */
+  const times = (alternative: Stat, used: Stat) => `${(alternative.median / used.median).toFixed(2)}x`;
   try {
     const sharpMs = await repeat(RUNS, byEngine(sharpEngine, 'choice.jpg', 'jpg', 'png'));
     const vipsMs = await repeat(RUNS, () => timed(() => run('vips', ['copy', 'choice.jpg', 'choice-vips.png'], work)));
     const magickMs = await repeat(RUNS, () => timed(() => run('/usr/bin/convert', ['choice.jpg', 'choice-im.png'], work)));
-    choiceRows.push(['jpg → png, 4000x3000', 'sharp (warm sandboxed process)', fmt(sharpMs), `vips CLI ${fmt(vipsMs)}; ImageMagick ${fmt(magickMs)}`]);
+    choiceRows.push(['jpg → png, 4000x3000', 'sharp (warm sandboxed process)', fmt(sharpMs), `vips CLI ${fmt(vipsMs)}, ${times(vipsMs, sharpMs)}; ImageMagick ${fmt(magickMs)}, ${times(magickMs, sharpMs)}`]);
     const warmDoc = await repeat(RUNS, byEngine(officeEngine, 'small.docx', 'docx', 'pdf'));
     const coldDoc = await repeat(Math.min(RUNS, 3), () => timed(cases[2]!.bare));
-    choiceRows.push(['docx → pdf (small)', 'LibreOffice, warm pool', fmt(warmDoc), `soffice --convert-to, cold ${fmt(coldDoc)}`]);
+    choiceRows.push(['docx → pdf (small)', 'LibreOffice, warm pool', fmt(warmDoc), `soffice --convert-to, cold ${fmt(coldDoc)}, ${times(coldDoc, warmDoc)}`]);
     for (const [name, from, to] of [['large.html', 'html', 'docx'], ['large.html', 'html', 'odt'], ['large.docx', 'docx', 'odt'], ['large.docx', 'docx', 'html']] as const) {
       const viaPandoc = await repeat(RUNS, byEngine(pandocEngine, name, from, to));
       const viaOffice = await repeat(RUNS, byEngine(officeEngine, name, from, to));
@@ -285,8 +311,9 @@ try {
       // between office formats LibreOffice keeps the layout pandoc's model drops.
       const used = from === 'html' ? 'pandoc' : 'LibreOffice';
       const kilobytes = Math.round((await fs.stat(path.join(work, name))).size / 1024);
+      const [usedMs, otherMs] = used === 'pandoc' ? [viaPandoc, viaOffice] : [viaOffice, viaPandoc];
       choiceRows.push([`${from} → ${to} (${name}, ${kilobytes} KB)`, used,
-        fmt(used === 'pandoc' ? viaPandoc : viaOffice), `${used === 'pandoc' ? 'LibreOffice, warm pool' : 'pandoc'} ${fmt(used === 'pandoc' ? viaOffice : viaPandoc)}`]);
+        fmt(usedMs), `${used === 'pandoc' ? 'LibreOffice, warm pool' : 'pandoc'} ${fmt(otherMs)}, ${times(otherMs, usedMs)}`]);
     }
     const pandocDocx = await repeat(RUNS, byEngine(pandocEngine, 'small.md', 'md', 'docx'));
     const pandocPdf = await repeat(RUNS, convertVia(true, 'small.md', 'pdf'));
@@ -294,7 +321,7 @@ try {
   } finally {
     await Promise.all([sharpEngine.close(), officeEngine.close()]);
   }
-  table('2. Engine choice', 'Milliseconds, median (min-max): each engine module as the worker runs it (sandboxed, from a fresh work directory), the one the route planner picks against the alternatives installed here. Quality decides where it differs: the planner prefers LibreOffice between office formats (it keeps page setup, styles and tables) and pandoc for HTML input (Writer\'s HTML import crashed on real pages), whatever the speed.', ['pair', 'used', 'time', 'alternatives'], choiceRows);
+  table('2. Engine choice', 'Milliseconds, median (min-max): each engine module as the worker runs it (sandboxed, from a fresh work directory), the one the route planner picks against the alternatives installed here, each also as a multiple of the used engine\'s time. Quality decides where it differs: the planner prefers LibreOffice between office formats (it keeps page setup, styles and tables) and pandoc for HTML input (Writer\'s HTML import crashed on real pages), whatever the speed.', ['pair', 'used', 'time', 'alternatives'], choiceRows);
 
   // 3. Throughput and progress latency.
   /**
@@ -316,24 +343,39 @@ try {
   const idleJob = await client.submit(new Blob([files['small.png']!]), 'idle.png', 'webp');
   await client.wait(idleJob);
   const progressUrl = `${service.url}/api/progress/${idleJob}`;
-  const latency = async (seconds: number) => {
-    if (hasWrk) return wrkLoad(progressUrl, seconds, os.cpus().length - 1);
-    const result = await autocannon({ url: progressUrl, connections: 10, duration: seconds });
+  const latency = async (seconds: number, url = progressUrl) => {
+    if (hasWrk) return wrkLoad(url, seconds, os.cpus().length - 1);
+    const result = await autocannon({ url, connections: 10, duration: seconds });
     return { rps: result.requests.average, p50: result.latency.p50, p97: result.latency.p97_5, p99: result.latency.p99 };
   };
-  // Idle: the service held to core 0 and wrk on the last core, so the figure is what one core serves.
+  // Idle: the server held to core 0 and wrk on the last core, so the figure is what one core serves.
   // A warm-up first (the JIT compiles the hot path), then several runs: one run's figure moves
-  // with the VM's scheduling.
-  if (hasWrk) pin(service.child.pid!, '0');
-  await latency(3);
-  const idleRuns: Array<Awaited<ReturnType<typeof latency>>> = [];
-  for (let i = 0; i < RUNS; i++) idleRuns.push(await latency(QUICK ? 3 : 5));
-  if (hasWrk) pin(service.child.pid!, `0-${os.cpus().length - 1}`);
-  const idleOf = (key: 'rps' | 'p50' | 'p97' | 'p99') => stat(idleRuns.map((r) => r[key]));
-  const idle = { rps: idleOf('rps'), p50: idleOf('p50').median, p97: idleOf('p97').median, p99: idleOf('p99') };
+  // with the VM's scheduling. The same for bare fastify answering the same record: the baseline.
+  const idleLoad = async (pid: number, url: string) => {
+    if (hasWrk) pin(pid, '0');
+    await latency(3, url);
+    const runs: Array<Awaited<ReturnType<typeof latency>>> = [];
+    for (let i = 0; i < RUNS; i++) runs.push(await latency(QUICK ? 3 : 5, url));
+    if (hasWrk) pin(pid, `0-${os.cpus().length - 1}`);
+    const of = (key: 'rps' | 'p50' | 'p97' | 'p99') => stat(runs.map((r) => r[key]));
+    return { rps: of('rps'), p50: of('p50').median, p97: of('p97').median, p99: of('p99') };
+  };
+  const idle = await idleLoad(service.child.pid!, progressUrl);
+  const bareFastify = await startBareFastify(await (await fetch(progressUrl)).json());
+  let bareIdle: Awaited<ReturnType<typeof idleLoad>>;
+  try {
+    bareIdle = await idleLoad(bareFastify.child.pid!, `${bareFastify.url}/api/progress/${idleJob}`);
+  } finally {
+    await bareFastify.stop();
+  }
   const mix = ['small.png:webp', 'small.md:html', 'small.docx:pdf', 'small.csv:json'];
   const ms = (value: number) => value.toFixed(2);
-  const throughputRows: string[][] = [[hasWrk ? 'idle (service on one core)' : 'idle', '-', fmt(idle.rps), `${ms(idle.p50)} / ${ms(idle.p97)} / ${ms(idle.p99.median)} (${ms(idle.p99.min)}-${ms(idle.p99.max)})`]];
+  const latencies = (figures: typeof idle) => `${ms(figures.p50)} / ${ms(figures.p97)} / ${ms(figures.p99.median)} (${ms(figures.p99.min)}-${ms(figures.p99.max)})`;
+  const oneCore = hasWrk ? ', on one core' : '';
+  const throughputRows: string[][] = [
+    [`baseline: bare fastify, same record${oneCore}`, '-', fmt(bareIdle.rps), latencies(bareIdle)],
+    [`idle${oneCore}`, '-', `${fmt(idle.rps)}, ${(idle.rps.median / bareIdle.rps.median).toFixed(2)}x the baseline`, latencies(idle)],
+  ];
   for (const concurrency of QUICK ? [1, 2, 4] : [1, 2, 4, 8]) {
     const seconds = QUICK ? 6 : 15;
     const convertMix = (i: number) => {
@@ -344,8 +386,8 @@ try {
     throughputRows.push([String(concurrency), rate.toFixed(1), progress.rps.toFixed(0), `${ms(progress.p50)} / ${ms(progress.p97)} / ${ms(progress.p99)}`]);
   }
   const loadTool = hasWrk
-    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle row the service is held to core 0 (taskset), so that row is what one core serves (median and spread of ${RUNS} runs after a warm-up; p99's spread in brackets). Latency columns: p50 / p90 / p99`
-    : 'autocannon (in the benchmark process) polls one job\'s /api/progress with 10 connections. Latency columns: p50 / p97.5 / p99';
+    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle row the service is held to core 0 (taskset), so that row is what one core serves, as in the baseline row, where bare fastify (the service's version, nothing else) answers the same record on the same route (median and spread of ${RUNS} runs after a warm-up; p99's spread in brackets). Latency columns: p50 / p90 / p99`
+    : 'autocannon (in the benchmark process) polls one job\'s /api/progress with 10 connections (in the baseline row, bare fastify, the service\'s version with nothing else, answering the same record on the same route). Latency columns: p50 / p97.5 / p99';
   table('3. Throughput', `A mixed workload (${mix.join(', ')}) with N clients converting in turn (each following the event stream), while ${loadTool}, in ms.`,
     ['clients', 'conversions/s', 'progress requests/s', 'progress latency, ms'], throughputRows);
 
