@@ -25,8 +25,8 @@ const SMALL_FILE_BYTES = 1024 * 1024;
  * is read at once (one synchronous read of at most 1 MiB, from the page cache right after an
  * upload or a conversion: 0.1 ms at most) and identified from memory, with the same result:
  * file-type reading the file itself makes a dozen small asynchronous reads, about 1 ms, as much as
- * the rest of a small image's job (BENCHMARKS.md, change 15). A larger file is read by file-type, which may
- * look deep, and takes longer than that to upload anyway.
+ * the rest of a small image's job (BENCHMARKS.md, change 15). A larger file is read by file-type,
+ * which may look deep, and takes longer than that to upload anyway.
  */
 async function identify(file: string): Promise<{ found: FileTypeResult | undefined; head: Buffer }> {
   const fd = openSync(file, 'r');

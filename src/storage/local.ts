@@ -5,15 +5,15 @@
 //   results/<token>.<ext>   a finished result, until it expires
 // Renames within one file system are atomic, so a file is either fully in a place or not there.
 //
-// The calls on a job's path (rename, link, mkdir, stat, open, unlink of one entry) are synchronous
-// on purpose: each is one system call of a few microseconds on the data directory, where the promise
+// The calls on a job's path (rename, link, mkdir, stat, unlink of one entry) are synchronous on
+// purpose: each is one system call of a few microseconds on the data directory, where the promise
 // versions wait for a thread of libuv's pool (shared with uploads and downloads) and then for a
 // turn of the event loop: about 0.3 ms each on a busy service, several milliseconds a job in all
-// (BENCHMARKS.md, change 14). They add no new way to stall: the job store is synchronous SQLite in the same
-// directory already. Anything that may take long (reading or writing data, removing a directory
-// an engine filled) stays asynchronous.
+// (BENCHMARKS.md, change 14). They add no new way to stall: the job store is synchronous SQLite
+// in the same directory already. Anything that may take long (reading or writing data, removing
+// a directory an engine filled) stays asynchronous.
 import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
+import { linkSync, mkdirSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FileStorage, ResultHandle } from './types.ts';
@@ -123,24 +123,15 @@ export class LocalStorage implements FileStorage {
 
   async openResult(token: string, ext: string): Promise<ResultHandle | undefined> {
     const file = this.resultPath(token, ext);
-    // Opened once: the descriptor stays readable even if the sweeper unlinks the file meanwhile.
-    let fd: number;
-    try {
-      fd = openSync(file, 'r');
-    } catch {
-      return undefined;
-    }
-    const { size } = fstatSync(fd);
+    // Opened once: the handle stays readable even if the sweeper unlinks the file meanwhile. A
+    // FileHandle, not a bare descriptor: a number closed twice could close someone else's file.
+    const handle = await fs.open(file, 'r').catch(() => undefined);
+    if (!handle) return undefined;
+    const { size } = await handle.stat();
     return {
       size,
-      open: (range) => createReadStream('', { fd, start: range?.start, end: range?.end, autoClose: true }),
-      close: () => {
-        try {
-          closeSync(fd);
-        } catch {
-          // already closed
-        }
-      },
+      open: (range) => handle.createReadStream({ start: range?.start, end: range?.end, autoClose: true }),
+      close: () => void handle.close().catch(() => undefined),
     };
   }
 
