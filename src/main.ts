@@ -38,6 +38,7 @@ import { JobService } from './jobs/service.ts';
 import { SqliteJobStore } from './jobs/sqlite-store.ts';
 import { Sweeper } from './jobs/sweeper.ts';
 import { JobWorker } from './jobs/worker.ts';
+import { openLogDestination } from './observability/log-destination.ts';
 import { Metrics } from './observability/metrics.ts';
 import { LocalStorage } from './storage/local.ts';
 import { S3Storage } from './storage/s3.ts';
@@ -107,13 +108,10 @@ function readConfig(): Config {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  // Log lines go out asynchronously: a synchronous write per line cost the progress endpoint a
-  // syscall per request (a tenth of its time, BENCHMARKS.md). Lines that pile up while one write
-  // is in flight leave together; every exit below flushes what is left first.
-  const destination = pino.destination({ dest: 1, sync: false });
-  const log = pino({ level: config.logLevel, base: { service: 'convertd' } }, destination);
+  const destination = openLogDestination();
+  const log = pino({ level: config.logLevel, base: { service: 'convertd' } }, destination.stream);
   const exit = (code: number): never => {
-    destination.flushSync();
+    destination.flushBeforeExit();
     process.exit(code);
   };
 

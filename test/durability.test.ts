@@ -84,6 +84,37 @@ test('SIGTERM lets the running job finish; with no grace it runs again after the
   }
 });
 
+test('SIGTERM still stops the service when the reader of its log stalls and then goes away', async () => {
+  // As when `convertd serve | a-log-prettifier` gets Ctrl-C: the reader exits first, with lines
+  // still queued in the service. (With sonic-boom 4 the service retried the broken pipe forever.)
+  const server = await startServer(BASE_ENV);
+  const exited = new Promise<number | null>((resolve) => {
+    if (server.child.exitCode !== null) resolve(server.child.exitCode);
+    else server.child.once('exit', (code) => resolve(code));
+  });
+  try {
+    // Stop reading the log, and make the service write far more than a pipe holds: one line per request.
+    server.child.stdout!.pause();
+    for (let round = 0; round < 40; round++) {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => fetch(`${server.url}/api/progress/no-such-job-${round}-${i}`).then((r) => r.arrayBuffer())));
+    }
+    server.child.kill('SIGTERM');
+    // Once it no longer answers, the service is past closing its listener and on its way out,
+    // flushing its queued lines into the full pipe; then the reader goes away.
+    for (let i = 0; i < 200; i++) {
+      const answered = await fetch(`${server.url}/healthz`).then(() => true, () => false);
+      if (!answered) break;
+      await sleep(50);
+    }
+    await sleep(3000);
+    server.child.stdout!.destroy();
+    const outcome = await Promise.race([exited, sleep(30_000).then(() => 'still running' as const)]);
+    assert.equal(outcome, 0, 'exit code once the log reader has gone');
+  } finally {
+    await server.stop('SIGKILL');
+  }
+});
+
 test('a full queue answers 503 busy with Retry-After, and accepts again once it drains', async () => {
   const server = await startServer({ ...BASE_ENV, CONVERTD_QUEUE_LIMIT: '1' });
   try {
