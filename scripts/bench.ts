@@ -31,6 +31,7 @@ import { LibreOfficeEngine } from '../src/engines/libreoffice.ts';
 import { PandocEngine } from '../src/engines/pandoc.ts';
 import { SharpEngine } from '../src/engines/sharp.ts';
 import type { Engine } from '../src/engines/types.ts';
+import { SERVICE_NODE_FLAGS } from '../src/node-flags.ts';
 import { configureCgroupLimits } from '../src/process/cgroups.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
 
@@ -44,7 +45,7 @@ interface Service { url: string; child: ChildProcess; startedMs: number; stop():
 
 async function startService(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
   const begin = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(ROOT, 'src', 'main.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', CONVERTD_DATA_DIR: dataDir, CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

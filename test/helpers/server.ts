@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../../src/node-flags.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -51,7 +52,7 @@ export function startApiNode(env: Record<string, string>, dataDir?: string, logs
 /** Runs a node script of the service and waits for the log event that says it is up. */
 export async function startProcess(argv: string[], env: Record<string, string>, dataDir: string | undefined, readyEvent: 'listening' | 'worker_started', logs: string[] = []): Promise<RunningServer> {
   const dir = dataDir ?? (await tempDir());
-  const child = spawn(process.execPath, argv, {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...argv], {
     cwd: ROOT,
     env: {
       ...process.env,
