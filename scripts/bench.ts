@@ -248,8 +248,10 @@ try {
   ];
   await fs.mkdir(out('doc'), { recursive: true });
   // A small file's figures are a few milliseconds that a moment of the machine moves as much as
-  // the overhead itself: they get three times the runs (cheap, as they are small).
-  const overheadRuns = (name: string) => (name.startsWith('small.') ? 3 * RUNS : RUNS);
+  // the overhead itself: they get six times the runs (cheap, as they are small). The bare VP9
+  // encode of small.mp4 alone spreads over about 120 ms within a run; with 15 pairs the median
+  // difference still moved by 7 ms between two runs of the same code.
+  const overheadRuns = (name: string) => (name.startsWith('small.') ? 6 * RUNS : RUNS);
   const overheadRows: string[][] = [];
   for (const c of cases) {
     await convertVia(true, c.name, c.target)(); // warm-up

@@ -13,10 +13,13 @@
 // in the same directory already. Anything that may take long (reading or writing data, removing
 // a directory an engine filled) stays asynchronous.
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FileStorage, ResultHandle } from './types.ts';
+
+/** Results up to this size are read into memory when a download starts. */
+const SMALL_RESULT_BYTES = 512 * 1024;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 const EXTENSION_PATTERN = /^[a-z0-9]+(\.[a-z0-9]+)?$/;
@@ -123,13 +126,31 @@ export class LocalStorage implements FileStorage {
 
   async openResult(token: string, ext: string): Promise<ResultHandle | undefined> {
     const file = this.resultPath(token, ext);
+    // A small result is read at once, synchronously, and sent from memory: opening, reading and
+    // closing it through the thread pool cost about a millisecond of every small job's download
+    // (BENCHMARKS.md, change 20).
+    let size: number;
+    try {
+      size = statSync(file).size;
+    } catch {
+      return undefined;
+    }
+    if (size <= SMALL_RESULT_BYTES) {
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(file);
+      } catch {
+        return undefined; // swept between the two calls
+      }
+      return { size: bytes.length, open: (range) => (range ? bytes.subarray(range.start, range.end + 1) : bytes), close: () => undefined };
+    }
     // Opened once: the handle stays readable even if the sweeper unlinks the file meanwhile. A
     // FileHandle, not a bare descriptor: a number closed twice could close someone else's file.
     const handle = await fs.open(file, 'r').catch(() => undefined);
     if (!handle) return undefined;
-    const { size } = await handle.stat();
+    const opened = await handle.stat();
     return {
-      size,
+      size: opened.size,
       open: (range) => handle.createReadStream({ start: range?.start, end: range?.end, autoClose: true }),
       close: () => void handle.close().catch(() => undefined),
     };

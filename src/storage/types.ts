@@ -4,8 +4,8 @@ import type { Readable } from 'node:stream';
 
 export interface ResultHandle {
   readonly size: number;
-  /** Opens the bytes [start, end] (inclusive), or the whole file. */
-  open(range?: { start: number; end: number }): Readable;
+  /** Opens the bytes [start, end] (inclusive), or the whole file: a stream, or the bytes themselves when the file was small. */
+  open(range?: { start: number; end: number }): Readable | Buffer;
   /** Releases the handle when no stream was opened (HEAD requests, errors). */
   close(): void;
 }

@@ -1,7 +1,8 @@
 // POST /api/convert: stream the upload to disk, then hand it to the jobs layer. The file is never
 // held in memory; past the size limit the handler stops at once and answers 413.
-import { createWriteStream, statSync } from 'node:fs';
+import { createWriteStream, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
+import { finished, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
 import { ROUTE_SCHEMAS } from '../schemas.ts';
@@ -20,11 +21,69 @@ export function displayName(raw: string | undefined): string {
   return base.trim().slice(0, MAX_FILENAME_LENGTH);
 }
 
+/** Uploads up to this size are held in memory and written to disk in one call. */
+const SMALL_UPLOAD_BYTES = 512 * 1024;
+
+/**
+ * Where an upload's bytes go. Written through a file stream, every 64 KiB chunk of an upload is a
+ * trip through libuv's thread pool, and so are the open and the close: 3 ms of the answer to a
+ * 265 KB upload, on the path of every small job (BENCHMARKS.md, change 20). So the first
+ * SMALL_UPLOAD_BYTES are held: an upload that ends within them is written with one synchronous
+ * call (the job store beside it is synchronous SQLite already), a larger one goes on through a
+ * file stream that starts with what was held.
+ */
+class UploadSink extends Writable {
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private file: WriteStream | undefined;
+  private readonly destination: string;
+
+  constructor(destination: string) {
+    super();
+    this.destination = destination;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    if (!this.file && this.heldBytes + chunk.length <= SMALL_UPLOAD_BYTES) {
+      this.held.push(chunk);
+      this.heldBytes += chunk.length;
+      done();
+      return;
+    }
+    if (!this.file) {
+      this.file = createWriteStream(this.destination, { flags: 'wx', mode: 0o600 });
+      this.file.once('error', (error) => this.destroy(error));
+      for (const piece of this.held) this.file.write(piece);
+      this.held = [];
+    }
+    if (this.file.write(chunk)) done();
+    else this.file.once('drain', () => done());
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
+    if (this.file) {
+      finished(this.file.end(), (error) => done(error));
+      return;
+    }
+    try {
+      writeFileSync(this.destination, Buffer.concat(this.held, this.heldBytes), { flag: 'wx', mode: 0o600 });
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  }
+
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    this.file?.destroy();
+    done(error);
+  }
+}
+
 async function saveFile(part: MultipartFile, destination: string, maxBytes: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     // busboy signals the limit, then silently discards the rest of the part: stop right there.
     part.file.once('limit', () => reject(new ConvertdError('file_too_large', undefined, { max_bytes: maxBytes })));
-    pipeline(part.file, createWriteStream(destination, { flags: 'wx', mode: 0o600 })).then(resolve, reject);
+    pipeline(part.file, new UploadSink(destination)).then(resolve, reject);
   });
   if (part.file.truncated) throw new ConvertdError('file_too_large', undefined, { max_bytes: maxBytes });
   return statSync(destination).size; // one system call: not worth a trip through the thread pool
