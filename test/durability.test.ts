@@ -180,6 +180,8 @@ test('uploads stream to disk: memory does not follow the file size', async () =>
     }
   }
   const [small, large] = growth.map((bytes) => Math.round(bytes / 1048576)) as [number, number];
-  assert.ok(large < 128, `peak RSS grew by ${large} MiB for 400 MiB of uploads`);
+  // The issue's target: 20 concurrent 25 MB uploads grow the RSS by less than 50 MB. (Before the
+  // upload path had V8 free finished chunks, this was 51-69 MiB on the first round after a start.)
+  assert.ok(large < 50, `peak RSS grew by ${large} MiB for 400 MiB of uploads`);
   assert.ok(large < small + 64, `10x larger uploads grew the peak from ${small} to ${large} MiB`);
 });

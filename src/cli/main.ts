@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
+#!/usr/bin/env -S node --expose-gc
 // The convertd command: `serve` runs the service; `convert`, `formats` and `limits` talk to a
 // running one through the same client the web page uses (src/client/convertd-client.ts).
 //

@@ -9,6 +9,7 @@ import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import { ConvertdError } from '../../errors.ts';
 import type { JobService } from '../../jobs/service.ts';
+import { uploadBytesReceived } from '../upload-garbage.ts';
 
 /** Longest file name kept for display (bytes of UTF-16 text, after NFC). */
 const MAX_FILENAME_LENGTH = 255;
@@ -44,6 +45,7 @@ class UploadSink extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    uploadBytesReceived(chunk.length);
     if (!this.file && this.heldBytes + chunk.length <= SMALL_UPLOAD_BYTES) {
       this.held.push(chunk);
       this.heldBytes += chunk.length;
