@@ -1,5 +1,6 @@
-// POST /api/convert: stream the upload to disk, then hand it to the jobs layer. The file is never
-// held in memory; past the size limit the handler stops at once and answers 413.
+// POST /api/convert: stream the upload to disk, then hand it to the jobs layer. At most its first
+// 512 KiB are held in memory (UploadSink); past the size limit the handler stops at once and
+// answers 413.
 import { createWriteStream, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { finished, Writable } from 'node:stream';
@@ -27,11 +28,11 @@ const SMALL_UPLOAD_BYTES = 512 * 1024;
 
 /**
  * Where an upload's bytes go. Written through a file stream, every 64 KiB chunk of an upload is a
- * trip through libuv's thread pool, and so are the open and the close: 3 ms of the answer to a
- * 265 KB upload, on the path of every small job (BENCHMARKS.md, change 20). So the first
- * SMALL_UPLOAD_BYTES are held: an upload that ends within them is written with one synchronous
- * call (the job store beside it is synchronous SQLite already), a larger one goes on through a
- * file stream that starts with what was held.
+ * trip through libuv's thread pool, and so are the open and the close, on the path of every small
+ * job. So the first SMALL_UPLOAD_BYTES are held: an upload that ends within them is written with
+ * one synchronous call (the job store beside it is synchronous SQLite already), a larger one goes
+ * on through a file stream that starts with what was held. Reading a 258 KB upload went from
+ * 3.1 to 2.6 ms (BENCHMARKS.md, change 20).
  */
 class UploadSink extends Writable {
   private held: Buffer[] = [];
