@@ -10,8 +10,9 @@
 // versions wait for a thread of libuv's pool (shared with uploads and downloads) and then for a
 // turn of the event loop: about 0.3 ms each on a busy service, several milliseconds a job in all
 // (BENCHMARKS.md, change 14). They add no new way to stall: the job store is synchronous SQLite
-// in the same directory already. Anything that may take long (reading or writing data, removing
-// a directory an engine filled) stays asynchronous.
+// in the same directory already. So is reading a result of at most 512 KiB in one go (change 20).
+// Anything that may take long (reading a larger result, removing a directory an engine filled)
+// stays asynchronous.
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
