@@ -453,7 +453,7 @@ try {
   }
   table('4. Uploads', `Concurrent 25 MB uploads streamed to disk (each then refused as an unknown format, so only the upload is measured), sent by ${hasCurl ? 'curl, one process per upload' : 'fetch from the benchmark process'}. MB/s: median (min-max).`, ['uploads at once', 'MB/s', 'server RSS MiB, before → peak'], uploadRows);
 
-  table('5. Start-up', 'Milliseconds from spawning `node src/main.ts` (fresh data directory): to listening (every engine probed, the LibreOffice pool warm), and to the first docx → pdf downloaded.',
+  table('5. Start-up', `Milliseconds from spawning \`node ${SERVICE_NODE_FLAGS.join(' ')} src/main.ts\` (fresh data directory): to listening (every engine probed, the LibreOffice pool warm), and to the first docx → pdf downloaded.`,
     ['to listening', 'to the first office conversion'], [[fmt(stat(startups)), fmt(stat(firstOffice))]]);
 
   // 6. Scale-out.
