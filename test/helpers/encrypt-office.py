@@ -8,14 +8,15 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "engines", "helpers"))
 import uno  # noqa: E402
-from libreoffice import connect, props, start_office  # noqa: E402
+from libreoffice import connect, props, service, start_office  # noqa: E402
 
 source, target, filter_name, password = sys.argv[1:5]
 profile = tempfile.mkdtemp(prefix="convertd-encrypt-")
 profile_url = uno.systemPathToFileUrl(profile)
 office = start_office(profile_url)
 try:
-    office, desktop = connect(office, lambda: start_office(profile_url))
+    office, context = connect(office, lambda: start_office(profile_url))
+    desktop = service(context, "com.sun.star.frame.Desktop")
     document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(os.path.abspath(source)), "_blank", 0, props(Hidden=True))
     document.storeToURL(uno.systemPathToFileUrl(os.path.abspath(target)), props(FilterName=filter_name, Password=password))
     document.close(True)
