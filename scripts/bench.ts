@@ -41,7 +41,16 @@ const QUICK = values.quick;
 const RUNS = QUICK ? 3 : 5;
 const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
 
-interface Service { url: string; child: ChildProcess; startedMs: number; stop(): Promise<void> }
+/** What the worker logs of a finished job: its time in the worker, and the engine step's share. */
+interface JobDone { ms: number; steps: { prepare: number; convert: number; store: number } }
+interface Service {
+  url: string;
+  child: ChildProcess;
+  startedMs: number;
+  /** The service's job_done log lines, by job id. */
+  jobsDone: Map<string, JobDone>;
+  stop(): Promise<void>;
+}
 
 async function startService(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
   const begin = performance.now();
@@ -54,6 +63,7 @@ async function startService(dataDir: string, env: Record<string, string> = {}): 
     if (code !== 0) process.stderr.write(`service exited with ${code ?? signal}\n`);
     resolve();
   }));
+  const jobsDone = new Map<string, JobDone>();
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -62,19 +72,53 @@ async function startService(dataDir: string, env: Record<string, string> = {}): 
       buffer = lines.pop() ?? '';
       for (const line of lines) {
         if (line.includes('"event":"listening"')) resolve((JSON.parse(line) as { port: number }).port);
+        else if (line.includes('"event":"job_done"')) {
+          const done = JSON.parse(line) as JobDone & { job_id: string };
+          jobsDone.set(done.job_id, { ms: done.ms, steps: done.steps });
+        }
         // Warnings and errors of the service are worth seeing beside the figures.
         else if (/"level":(40|50|60)/.test(line)) process.stderr.write(`service: ${line}\n`);
       }
     });
     void exited.then(() => reject(new Error('the service exited before listening')));
   });
-  return { url: `http://127.0.0.1:${port}`, child, startedMs: performance.now() - begin, stop: async () => { child.kill('SIGTERM'); await exited; } };
+  return { url: `http://127.0.0.1:${port}`, child, startedMs: performance.now() - begin, jobsDone, stop: async () => { child.kill('SIGTERM'); await exited; } };
 }
 
 interface Stat { median: number; min: number; max: number }
 function stat(samples: number[]): Stat {
   const sorted = [...samples].sort((a, b) => a - b);
   return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted.at(-1)! };
+}
+/**
+ * A 95% confidence interval of the median, free of any assumption about the distribution: the
+ * order statistics k and n+1-k, with k the largest for which Binomial(n, 1/2) < k has a chance
+ * of at most 2.5% (for 15 samples, the 4th and the 12th). Undefined below 6 samples.
+ */
+function medianInterval(samples: number[]): [number, number] | undefined {
+  const n = samples.length;
+  const sorted = [...samples].sort((a, b) => a - b);
+  let below = 0; // P(Binomial(n, 1/2) < k)
+  let choose = 1; // n choose j, for j = k - 1
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    const next = below + choose / 2 ** n;
+    if (next > 0.025) break;
+    below = next;
+    k = j + 1;
+    choose = (choose * (n - j)) / (j + 1);
+  }
+  return k >= 1 ? [sorted[k - 1]!, sorted[n - k]!] : undefined;
+}
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+/**
+ * CPU time (user and system, in ms) a process has used so far, on its own: not its reaped
+ * children's (the service's would include the engine processes it started).
+ */
+async function cpuMs(pid: number): Promise<number> {
+  const text = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
 }
 const fmt = (s: Stat, digits = 0) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})`;
 
@@ -256,6 +300,7 @@ try {
   // between 1.00x and 1.12x from run to run, and large.mp4 (9 s a job) between 0.97x and 1.03x.
   const overheadRuns = (name: string) => (name.startsWith('small.') ? 6 * RUNS : 3 * RUNS);
   const overheadRows: string[][] = [];
+  const timelineRows: string[][] = [];
   for (const c of cases) {
     await convertVia(true, c.name, c.target)(); // warm-up
     const polling = await repeat(RUNS, convertVia(false, c.name, c.target));
@@ -264,20 +309,49 @@ try {
     // slow moment shared by the pair leaves out.
     const streamSamples: number[] = [];
     const bareSamples: number[] = [];
+    const jobIds: string[] = [];
+    const serviceCpu = { job: [] as number[], bare: [] as number[] };
     for (let i = 0; i < overheadRuns(c.name); i++) {
-      streamSamples.push(await convertVia(true, c.name, c.target)());
+      let cpuBefore = await cpuMs(service.child.pid!);
+      const begin = performance.now();
+      const result = await client.convert(new Blob([files[c.name]!]), c.name, c.target, { events: true, pollIntervalMs: 500 });
+      streamSamples.push(performance.now() - begin);
+      serviceCpu.job.push(await cpuMs(service.child.pid!) - cpuBefore);
+      jobIds.push(result.record.job_id);
+      cpuBefore = await cpuMs(service.child.pid!);
       bareSamples.push(await timed(c.bare));
+      serviceCpu.bare.push(await cpuMs(service.child.pid!) - cpuBefore);
     }
     const [stream, bare] = [stat(streamSamples), stat(bareSamples)];
     // Both overhead figures come from the pairs, so that they agree: the ratio of the two medians
     // mixes the slow moments of either side (one run gave +34 ms, but 1.04x, for large.jpg).
     const extra = stat(streamSamples.map((sample, i) => sample - bareSamples[i]!));
-    const ratio = stat(streamSamples.map((sample, i) => sample / bareSamples[i]!));
+    const ratios = streamSamples.map((sample, i) => sample / bareSamples[i]!);
+    const interval = medianInterval(ratios);
     overheadRows.push([c.family, `${c.name} → ${c.target} (${(files[c.name]!.length / 1024).toFixed(0)} KB)`, fmt(polling), fmt(stream), `${c.bareLabel}: ${fmt(bare)}`,
-      `${extra.median.toFixed(0)} ms / ${ratio.median.toFixed(2)}x`]);
+      `${extra.median.toFixed(0)} ms / ${stat(ratios).median.toFixed(2)}x${interval ? ` (${interval[0].toFixed(2)}-${interval[1].toFixed(2)})` : ''}`]);
+    if (c.name.startsWith('large.')) {
+      // The job as the worker saw it (its log line): what lies outside the engine step is the
+      // service's alone, and free of the engine's own spread.
+      const done = jobIds.map((id) => service.jobsDone.get(id));
+      if (done.every(Boolean)) {
+        const engineStep = done.map((d) => d!.steps.convert);
+        const outside = streamSamples.map((sample, i) => sample - engineStep[i]!);
+        const outsideInterval = medianInterval(outside);
+        const stepRatios = engineStep.map((step, i) => step / bareSamples[i]!);
+        const stepInterval = medianInterval(stepRatios);
+        const share = stat(outside.map((ms, i) => ms / streamSamples[i]! * 100));
+        timelineRows.push([`${c.name} → ${c.target}`, stat(streamSamples).median.toFixed(0), stat(engineStep).median.toFixed(0),
+          `${stat(outside).median.toFixed(0)}${outsideInterval ? ` (${outsideInterval[0].toFixed(0)}-${outsideInterval[1].toFixed(0)})` : ''}, ${share.median.toFixed(1)}%`,
+          `${stat(stepRatios).median.toFixed(2)}x${stepInterval ? ` (${stepInterval[0].toFixed(2)}-${stepInterval[1].toFixed(2)})` : ''}`,
+          `${stat(serviceCpu.job).median.toFixed(0)} / ${stat(serviceCpu.bare).median.toFixed(0)}`]);
+      }
+    }
   }
-  table('1. Overhead', `Milliseconds, median (min-max). "service" is submit → done → downloaded through HTTP: polling every 0.5 s as the spec's client does, or following the event stream. The last column is the stream figure against the bare engine (their runs alternate, ${overheadRuns('small.')} times for small files, ${overheadRuns('large.')} for large ones): extra milliseconds and ratio, each the median over the pairs of runs of the stream run against the bare run beside it (below 1: the service is faster, as with the warm LibreOffice pool against a cold \`soffice\`).`,
+  table('1. Overhead', `Milliseconds, median (min-max). "service" is submit → done → downloaded through HTTP: polling every 0.5 s as the spec's client does, or following the event stream. The last column is the stream figure against the bare engine (their runs alternate, ${overheadRuns('small.')} times for small files, ${overheadRuns('large.')} for large ones): extra milliseconds and ratio, each the median over the pairs of runs of the stream run against the bare run beside it (below 1: the service is faster, as with the warm LibreOffice pool against a cold \`soffice\`); in brackets, the ratio's 95% confidence interval (order statistics of the pairs, no assumption about their distribution). The interval is this machine's resolution: a job that keeps both cores busy for seconds varies by 15% or more from one run to the next, the bare command as much as the service.`,
     ['family', 'conversion', 'service, polling', 'service, stream', 'bare engine', 'overhead'], overheadRows);
+  table('1b. Where a large job\'s time goes', `The stream runs of table 1 for the large files, against the service's own record of each job (its \`job_done\` log line: the engine step is the engine's process, sandbox included, from start to exit). Milliseconds, medians over the same ${overheadRuns('large.')} runs. "Outside the engine" is end to end minus the engine step (upload, queue, storage, event stream, download), with its 95% interval and its share of the job; it does not depend on how fast the engine ran. "Engine step / bare" is the engine step against the bare command beside it, which carries the machine's spread. "Service CPU" is the service process's own CPU time (user and system, not its engines') during the job, and during the bare run beside it, when it is idle.`,
+    ['conversion', 'end to end', 'engine step', 'outside the engine', 'engine step / bare', 'service CPU, ms: job / idle'], timelineRows);
 
   // 2. Engine choice: the engines themselves (the service's modules, sandboxed as in the service),
   // side by side on the same files, so that the planner's costs can be checked against them.
