@@ -2,7 +2,7 @@
 // everything else (404 not_found, 405 method_not_allowed with Allow), rate limits, and one log
 // line per request. It talks to the jobs layer only (JobService).
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -19,6 +19,7 @@ import { registerOpenApi } from './openapi.ts';
 import { READINESS_SCHEMA, SHARED_SCHEMAS } from './schemas.ts';
 import { registerWebRoutes } from './routes/web.ts';
 import { registerProgressRoute } from './routes/progress.ts';
+import { requestLoggerFactory } from './request-logger.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -53,6 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.log as FastifyBaseLogger,
     // One line per request, written in onResponse below, instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLoggerFactory as unknown as NonNullable<FastifyServerOptions['childLoggerFactory']>, // fastify types its loggers loosely; ours is pino's
     genReqId: requestId,
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
     // Node checks the header and request timeouts on a timer (30 s by default): check every

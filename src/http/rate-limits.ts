@@ -131,6 +131,8 @@ function ipv6Groups(address: string): number[] {
  * (one customer line usually holds a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
  */
 export function clientKey(ip: string): string {
+  // Every request asks: an IPv4 address (no colon) needs no pattern at all.
+  if (!ip.includes(':')) return ip;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (mapped) return mapped[1]!;
   if (net.isIPv6(ip)) return `${ipv6Groups(ip).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;

@@ -215,6 +215,24 @@ export class JobService {
     const job = await this.deps.store.get(jobId);
     if (!job) throw new ConvertdError('job_not_found');
     if (isExpired(job, now)) throw new ConvertdError('expired', 'This job\'s result has expired and was deleted: submit the file again.');
+    // A queued job's place in the queue changes without its record changing; every other
+    // answer follows from the record alone. The embedded store hands out the same frozen record
+    // until the job changes, so a polled job's answer is built once, not on every poll: building
+    // it (two dates to ISO text) was the largest cost of the endpoint after the socket write
+    // (BENCHMARKS.md, change 28).
+    if (job.status === 'queued') return this.buildProgress(job);
+    let record = this.progressRecords.get(job);
+    if (!record) {
+      record = Object.freeze(await this.buildProgress(job));
+      this.progressRecords.set(job, record);
+    }
+    return record;
+  }
+
+  /** Answers already built, by the store's record they were built from (see progress). */
+  private readonly progressRecords = new WeakMap<JobRecord, ProgressRecord>();
+
+  private async buildProgress(job: JobRecord): Promise<ProgressRecord> {
     const record: ProgressRecord = {
       job_id: job.id,
       status: job.status,
