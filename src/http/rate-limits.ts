@@ -130,7 +130,10 @@ function ipv6Groups(address: string): number[] {
  * The key a client is counted under: its IPv4 address, or the /64 network of its IPv6 address
  * (one customer line usually holds a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
  */
-export function clientKey(ip: string): string {
+export function clientKey(ip: string | undefined): string {
+  // fastify's request.ip is undefined once the client has gone (its socket closed): such
+  // requests share one key, and their answer goes nowhere anyway.
+  if (ip === undefined) return '';
   // Every request asks: an IPv4 address (no colon) needs no pattern at all.
   if (!ip.includes(':')) return ip;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
