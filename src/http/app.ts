@@ -2,7 +2,7 @@
 // everything else (404 not_found, 405 method_not_allowed with Allow), rate limits, and one log
 // line per request. It talks to the jobs layer only (JobService).
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -97,11 +97,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   let closing = false;
   app.addHook('preClose', async () => { closing = true; });
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (closing) throw new ConvertdError('unavailable', undefined, {}, { 'retry-after': '5' });
-    const key = clientKey(request.ip);
-    const isSubmission = request.method === 'POST' && request.routeOptions.url === '/api/convert';
-    const decision = await (isSubmission ? submitLimits : readLimits).consume(key);
+  // The two hooks below run on every request, so they are written with callbacks: an async hook
+  // costs each request a promise and a trip through the microtask queue, a few percent of the
+  // progress endpoint's time (BENCHMARKS.md, change 29). Only a request that has limits to count
+  // or a submission to check goes through a promise.
+  const admit = async (request: FastifyRequest, reply: FastifyReply, isSubmission: boolean): Promise<void> => {
+    const decision = await (isSubmission ? submitLimits : readLimits).consume(clientKey(request.ip));
     if (decision && (isSubmission || !decision.allowed)) reply.headers(rateLimitHeaders(decision));
     if (decision && !decision.allowed) {
       deps.metrics?.rateLimited.inc({ kind: isSubmission ? 'submissions' : 'other_requests' });
@@ -119,12 +120,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         throw new ConvertdError('file_too_large', undefined, { max_bytes: config.maxFileBytes });
       }
     }
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      done(new ConvertdError('unavailable', undefined, {}, { 'retry-after': '5' }));
+      return;
+    }
+    const isSubmission = request.method === 'POST' && request.routeOptions.url === '/api/convert';
+    if (!isSubmission && !readLimits.enabled) {
+      done();
+      return;
+    }
+    admit(request, reply, isSubmission).then(() => done(), done);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown';
     if (deps.metrics) {
-      deps.metrics.httpRequests.inc({ route, method: request.method, status: reply.statusCode });
+      deps.metrics.countRequest(route, request.method, reply.statusCode);
       if (route === '/api/convert' && reply.statusCode === 200) deps.metrics.bytesIn.inc(Number(request.headers['content-length']) || 0);
       if (route.startsWith('/api/download') && request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206)) {
         deps.metrics.bytesOut.inc(Number(reply.getHeader('content-length')) || 0);
@@ -140,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
     }, 'request');
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));

@@ -20,10 +20,39 @@ const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 
 export class Metrics {
   readonly registry = new Registry();
+  /**
+   * Requests answered since the last scrape, by route, method and status. prom-client's labelled
+   * `inc` builds and hashes a label string on every call, a few percent of the progress endpoint's
+   * time (BENCHMARKS.md, change 29): the hot path adds one to a number here, and the counter takes
+   * the sums when Prometheus scrapes.
+   */
+  private readonly pendingRequests = new Map<string, Map<string, Map<number, { labels: { route: string; method: string; status: number }; count: number }>>>();
   readonly httpRequests = new Counter({
     name: 'convertd_http_requests_total', help: 'HTTP requests by route pattern, method and status',
     labelNames: ['route', 'method', 'status'] as const, registers: [this.registry],
+    collect: () => {
+      for (const byMethod of this.pendingRequests.values()) {
+        for (const byStatus of byMethod.values()) {
+          for (const entry of byStatus.values()) {
+            if (entry.count === 0) continue;
+            this.httpRequests.inc(entry.labels, entry.count);
+            entry.count = 0;
+          }
+        }
+      }
+    },
   });
+
+  /** Counts one answered request (see pendingRequests). */
+  countRequest(route: string, method: string, status: number): void {
+    let byMethod = this.pendingRequests.get(route);
+    if (!byMethod) this.pendingRequests.set(route, byMethod = new Map());
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, byStatus = new Map());
+    const entry = byStatus.get(status);
+    if (entry) entry.count++;
+    else byStatus.set(status, { labels: { route, method, status }, count: 1 });
+  }
   readonly rateLimited = new Counter({
     name: 'convertd_rate_limited_total', help: 'Requests refused by a rate limit, by kind (submissions or other requests)',
     labelNames: ['kind'] as const, registers: [this.registry],
