@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { convert } from './helpers/client.ts';
+import { strToU8, zipSync } from 'fflate';
+import { convert, progress, submitOk } from './helpers/client.ts';
 import { documentSamples, MARKER } from './helpers/documents.ts';
 import { sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
@@ -84,6 +85,27 @@ test('the catalogue lists the pairs the issue asks for', () => {
   for (const from of ['epub', 'mobi', 'azw3', 'fb2']) expect(from, ['epub', 'mobi', 'azw3', 'fb2', 'docx', 'txt', 'pdf'].filter((t) => t !== from));
   for (const from of ['png', 'jpg', 'heic', 'webp', 'tiff']) expect(from, ['pdf']);
   expect('md', ['pdf']);
+});
+
+test('office packages are told apart by their content, wherever their [Content_Types].xml sits', async () => {
+  // LibreOffice writes [Content_Types].xml as the last entry of a docx, xlsx or pptx (the sniffer
+  // finds it through the archive's central directory); other producers write it first. An
+  // OpenDocument file that also holds one stays OpenDocument: its mimetype entry, first, decides.
+  const wordMain = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml';
+  const contentTypes = strToU8(`<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="${wordMain}"/></Types>`);
+  const document = strToU8(`<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${MARKER}</w:t></w:r></w:p></w:body></w:document>`);
+  const cases: Array<[string, Uint8Array, string]> = [
+    ['xlsx written by LibreOffice', samples.xlsx!, 'xlsx'],
+    ['pptx written by LibreOffice', samples.pptx!, 'pptx'],
+    ['docx written by pandoc', samples.docx!, 'docx'],
+    ['docx, content types first', zipSync({ '[Content_Types].xml': contentTypes, 'word/document.xml': document }), 'docx'],
+    ['docx, content types last', zipSync({ 'word/document.xml': document, '[Content_Types].xml': contentTypes }), 'docx'],
+    ['odt holding OOXML content types', zipSync({ mimetype: [strToU8('application/vnd.oasis.opendocument.text'), { level: 0 }], 'content.xml': strToU8('<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"/>'), '[Content_Types].xml': contentTypes }), 'odt'],
+  ];
+  for (const [name, bytes, expected] of cases) {
+    const jobId = await submitOk(server.url, bytes, 'upload.zip', 'pdf');
+    assert.equal((await progress(server.url, jobId)).body.source, expected, name);
+  }
 });
 
 test('every listed pair of a document source converts, checked by independent tools', { timeout: 60 * 60_000 }, async (t) => {

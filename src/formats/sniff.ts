@@ -6,6 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from 'file-type';
+import { ooxmlKind } from './ooxml-shortcut.ts';
 import { formatCatalogue, type FormatCatalogue, type FormatDefinition } from './catalogue.ts';
 
 export interface SniffResult {
@@ -26,7 +27,8 @@ const SMALL_FILE_BYTES = 1024 * 1024;
  * upload or a conversion: 0.1 ms at most) and identified from memory, with the same result:
  * file-type reading the file itself makes a dozen small asynchronous reads, about 1 ms, as much as
  * the rest of a small image's job (BENCHMARKS.md, change 15). A larger file is read by file-type,
- * which may look deep, and takes longer than that to upload anyway.
+ * which may look deep, and takes longer than that to upload anyway. An Office Open XML file held
+ * whole is recognised from its central directory first (ooxml-shortcut.ts).
  */
 async function identify(file: string): Promise<{ found: FileTypeResult | undefined; head: Buffer }> {
   const fd = openSync(file, 'r');
@@ -40,7 +42,7 @@ async function identify(file: string): Promise<{ found: FileTypeResult | undefin
   } finally {
     closeSync(fd);
   }
-  const found = whole ? await fileTypeFromBuffer(start) : await fileTypeFromFile(file);
+  const found = whole ? (await ooxmlKind(start)) ?? await fileTypeFromBuffer(start) : await fileTypeFromFile(file);
   return { found, head: start.subarray(0, HEAD_BYTES) };
 }
 
