@@ -9,8 +9,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { strToU8, zipSync } from 'fflate';
 import { convert, progress, submitOk } from './helpers/client.ts';
-import { documentSamples, MARKER } from './helpers/documents.ts';
-import { sampleImage } from './helpers/fixtures.ts';
+import { documentSamples, handmadeDocx, MARKER } from './helpers/documents.ts';
+import { noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
@@ -102,6 +102,13 @@ test('office packages are told apart by their content, wherever their [Content_T
     ['docx, content types last', zipSync({ 'word/document.xml': document, '[Content_Types].xml': contentTypes }), 'docx'],
     ['odt holding OOXML content types', zipSync({ mimetype: [strToU8('application/vnd.oasis.opendocument.text'), { level: 0 }], 'content.xml': strToU8('<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"/>'), '[Content_Types].xml': contentTypes }), 'odt'],
   ];
+  // Over 1 MiB, the sniffer reads the file in place rather than whole: a docx that LibreOffice
+  // writes around a noise picture (stored, not compressible), through the service, which checks
+  // that result by its content too.
+  const odt = (await convert(server.url, handmadeDocx({ text: MARKER, picture: await noisePng(700, 700) }), 'picture.docx', 'odt')).bytes;
+  const large = (await convert(server.url, odt, 'picture.odt', 'docx')).bytes;
+  assert.ok(large.length > 1024 * 1024, `the docx is ${large.length} bytes`);
+  cases.push(['large docx written by LibreOffice', large, 'docx']);
   for (const [name, bytes, expected] of cases) {
     const jobId = await submitOk(server.url, bytes, 'upload.zip', 'pdf');
     assert.equal((await progress(server.url, jobId)).body.source, expected, name);

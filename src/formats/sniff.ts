@@ -6,7 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from 'file-type';
-import { ooxmlKind } from './ooxml-shortcut.ts';
+import { bufferSource, ooxmlKind, type ByteSource } from './ooxml-shortcut.ts';
 import { formatCatalogue, type FormatCatalogue, type FormatDefinition } from './catalogue.ts';
 
 export interface SniffResult {
@@ -27,23 +27,34 @@ const SMALL_FILE_BYTES = 1024 * 1024;
  * upload or a conversion: 0.1 ms at most) and identified from memory, with the same result:
  * file-type reading the file itself makes a dozen small asynchronous reads, about 1 ms, as much as
  * the rest of a small image's job (BENCHMARKS.md, change 15). A larger file is read by file-type,
- * which may look deep, and takes longer than that to upload anyway. An Office Open XML file held
- * whole is recognised from its central directory first (ooxml-shortcut.ts).
+ * which may look deep, and takes longer than that to upload anyway. An Office Open XML file is
+ * recognised from its central directory first (ooxml-shortcut.ts), with a few positional reads.
  */
 async function identify(file: string): Promise<{ found: FileTypeResult | undefined; head: Buffer }> {
   const fd = openSync(file, 'r');
-  let whole: boolean;
-  let start: Buffer;
   try {
     const { size } = fstatSync(fd);
-    whole = size <= SMALL_FILE_BYTES;
+    const whole = size <= SMALL_FILE_BYTES;
     const buffer = Buffer.allocUnsafe(whole ? size : HEAD_BYTES);
-    start = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0));
+    const start = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0));
+    const head = start.subarray(0, HEAD_BYTES);
+    const ooxml = await ooxmlKind(whole ? bufferSource(start) : fileSource(fd, size));
+    if (ooxml) return { found: ooxml, head };
+    return { found: whole ? await fileTypeFromBuffer(start) : await fileTypeFromFile(file), head };
   } finally {
     closeSync(fd);
   }
-  const found = whole ? (await ooxmlKind(start)) ?? await fileTypeFromBuffer(start) : await fileTypeFromFile(file);
-  return { found, head: start.subarray(0, HEAD_BYTES) };
+}
+
+/** Positional reads of an open file (synchronous, as above: the file was just written). */
+function fileSource(fd: number, size: number): ByteSource {
+  return {
+    size,
+    read(position, length) {
+      const buffer = Buffer.allocUnsafe(Math.max(0, Math.min(length, size - position)));
+      return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, position));
+    },
+  };
 }
 
 /**
