@@ -1,7 +1,7 @@
 // The warm LibreOffice pool under supervision, seen from outside: through the HTTP API, with the
 // real soffice processes found in /proc. A process killed mid-job is replaced and the job still
 // finishes; a job past its time limit fails with `timeout` and the next one is served; a process
-// is replaced after its N-th job; N concurrent jobs all finish.
+// is replaced after its N-th job, by a successor that starts beside it; N concurrent jobs all finish.
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, test } from 'node:test';
@@ -92,18 +92,67 @@ test('a job past its time limit fails with "timeout", and LibreOffice is replace
   assert.ok(!(await sofficePids(server)).includes(before!), 'no soffice.bin is left behind');
 });
 
-test('the pool replaces a process after its N-th job', { timeout: 180_000 }, async () => {
-  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_MAX_JOBS: '2' });
-  const seen = new Set<number>();
-  for (let i = 0; i < 5; i++) {
-    const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.fodt!), `doc${i}.fodt`, 'pdf');
-    assert.equal(await pdfPages(bytes), 1);
-    for (const pid of await sofficePids(server)) seen.add(pid);
+/** Polls `check` until it returns a value (not undefined), for at most `timeoutMs`. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  // Jobs 1-2 on the first process, 3-4 on the second, 5 on the third.
+}
+
+test('the pool replaces a process after its N-th job: a fresh one starts beside it and takes over', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_MAX_JOBS: '2' });
+  const [first] = await sofficePids(server);
+  assert.ok(first, 'the pool starts LibreOffice at once (eager)');
+  const served = [first];
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 2; i++) {
+      const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.fodt!), `doc${round}-${i}.fodt`, 'pdf');
+      assert.equal(await pdfPages(bytes), 1);
+    }
+    // The pool is idle now: the successor takes over as soon as it is ready, and the old process ends.
+    const next = await eventually('the successor to take over', async () => {
+      const pids = await sofficePids(server);
+      return pids.length === 1 && !served.includes(pids[0]!) ? pids[0] : undefined;
+    });
+    served.push(next);
+  }
   assert.equal(events(server, 'libreoffice_recycle').length, 2);
-  assert.equal(seen.size, 3, `expected three soffice processes in turn, saw ${[...seen].join(', ')}`);
-  assert.equal((await sofficePids(server)).length, 1, 'one process at a time: the old ones are gone');
+  // The third process serves the next job.
+  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.txt!), 'last.txt', 'pdf');
+  assert.equal(await pdfPages(bytes), 1);
+  assert.deepEqual(await sofficePids(server), [served[2]], 'one process at a time: the old ones are gone');
+});
+
+test('with CONVERTD_LIBREOFFICE_MAX_JOBS=1 every job gets a process of its own, started ahead of it', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_MAX_JOBS: '1', CONVERTD_CONCURRENCY: '2' });
+  const sources = ['fodt', 'txt', 'html', 'fods'];
+  const results = await Promise.all(sources.map((ext, i) => convert(server.url, Buffer.from(TEXT_SAMPLES[ext]!), `doc${i}.${ext}`, 'pdf')));
+  for (const { bytes } of results) assert.ok(await pdfPages(bytes) >= 1);
+  // The first process, then one more per job: each job's successor starts while it runs. A
+  // process that served two jobs would leave fewer starts.
+  const starts = await eventually('the pool to settle at one process', async () => {
+    const started = events(server, 'libreoffice_start').length;
+    return started - events(server, 'libreoffice_exit').length === 1 && (await sofficePids(server)).length === 1 ? started : undefined;
+  });
+  assert.equal(starts, sources.length + 1);
+});
+
+test('jobs that run while processes are recycled all finish, and no process is left behind', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '2', CONVERTD_LIBREOFFICE_MAX_JOBS: '3', CONVERTD_CONCURRENCY: '4' });
+  const sources = ['fodt', 'fods', 'fodp', 'txt', 'html', 'fodt', 'fods', 'fodp', 'txt', 'html', 'fodt', 'fods', 'fodp', 'txt', 'html', 'fodt'];
+  const results = await Promise.all(sources.map((ext, i) => convert(server.url, Buffer.from(TEXT_SAMPLES[ext]!), `doc${i}.${ext}`, 'pdf')));
+  for (const { bytes } of results) assert.ok(await pdfPages(bytes) >= 1);
+  assert.ok(events(server, 'libreoffice_recycle').length >= 1, 'processes were recycled during the jobs');
+  assert.equal(events(server, 'libreoffice_crash').length, 0);
+  // Successors still starting take over; in the end the pool is back to its two processes.
+  await eventually('the pool to settle at two processes', async () => {
+    const starting = events(server, 'libreoffice_start').length - events(server, 'libreoffice_exit').length;
+    return starting === 2 && (await sofficePids(server)).length === 2 ? true : undefined;
+  });
 });
 
 test('concurrent jobs share the pool and all finish', { timeout: 180_000 }, async () => {
