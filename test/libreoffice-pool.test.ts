@@ -53,6 +53,26 @@ function pdfPages(bytes: Buffer): Promise<number> {
   return writeTemp(bytes, 'out.pdf').then((file) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))?.[1]));
 }
 
+/** Polls `check` until it returns a value (not undefined), for at most `timeoutMs`. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Waits until /metrics counts `count` restarts of the LibreOffice pool: a replacement has taken over. */
+async function restartsCounted(server: RunningServer, count: number): Promise<void> {
+  const line = `convertd_pool_restarts_total{pool="libreoffice"} ${count}`;
+  await eventually(`/metrics to count ${count} restart(s)`, async () => {
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    return metrics.split('\n').includes(line) ? true : undefined;
+  });
+}
+
 test('a LibreOffice process killed mid-job is replaced, and the job is retried on the new one', { timeout: 180_000 }, async () => {
   const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1' });
   const [before] = await sofficePids(server);
@@ -85,23 +105,29 @@ test('a job past its time limit fails with "timeout", and LibreOffice is replace
   const { final } = await waitForJob(server.url, jobId, { timeoutMs: 60_000 });
   assert.equal(final.status, 'error');
   assert.equal(final.error?.code, 'timeout');
-  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.txt!), 'next.txt', 'pdf');
-  assert.equal(await pdfPages(bytes), 1);
+  // Replaced at once, before any next job (whose 2 s would otherwise include the start).
+  await restartsCounted(server, 1);
   const [after] = await sofficePids(server);
   assert.ok(after && after !== before, 'the process that ran out of time was killed and replaced');
-  assert.ok(!(await sofficePids(server)).includes(before!), 'no soffice.bin is left behind');
+  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.txt!), 'next.txt', 'pdf');
+  assert.equal(await pdfPages(bytes), 1);
+  assert.deepEqual(await sofficePids(server), [after], 'the next job ran on it, and no soffice.bin is left behind');
 });
 
-/** Polls `check` until it returns a value (not undefined), for at most `timeoutMs`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+test('a LibreOffice process that dies while idle is replaced at once, without waiting for a job', { timeout: 180_000 }, async () => {
+  const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1' });
+  await convert(server.url, Buffer.from(TEXT_SAMPLES.txt!), 'first.txt', 'pdf');
+  const [before] = await sofficePids(server);
+  assert.ok(before);
+  process.kill(before, 'SIGKILL');
+  // No job is sent: the replacement is started, and takes over, by itself.
+  await restartsCounted(server, 1);
+  const [after] = await sofficePids(server);
+  assert.ok(after && after !== before, 'a new soffice process replaced the killed one');
+  const { bytes } = await convert(server.url, Buffer.from(TEXT_SAMPLES.txt!), 'next.txt', 'pdf');
+  assert.equal(await pdfPages(bytes), 1);
+  assert.deepEqual(await sofficePids(server), [after]);
+});
 
 test('the pool replaces a process after its N-th job: a fresh one starts beside it and takes over', { timeout: 180_000 }, async () => {
   const server = await start({ CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_MAX_JOBS: '2' });

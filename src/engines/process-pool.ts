@@ -11,7 +11,8 @@
 //
 // Supervision: each slot starts lazily or at once, is health-checked before a job, recycled after
 // maxJobs conversions (soffice grows from 85 to 300 MiB over 300 jobs) and restarted after any
-// crash, hang or timeout. A process's successor starts ahead, while it serves the last quarter of
+// crash, hang or timeout (at once: a process that dies in service is replaced in the background,
+// not by the next job). A process's successor starts ahead, while it serves the last quarter of
 // its jobs, and takes over after its last, so that no job waits for a start: with two slots under
 // load, both reached maxJobs together, and while soffice restarted the pool served nothing (about
 // a tenth of its throughput at 100 jobs per process). Jobs wait in a capped queue for a free slot.
@@ -32,6 +33,8 @@ import { lastErrorLine, runProcess, type ResourceLimits } from '../process/runne
 import { giveEntriesToEngineUser, giveToEngineUser } from '../process/sandbox.ts';
 
 const HEALTH_TIMEOUT_MS = 10_000;
+/** A process that dies after this long in service is replaced at once rather than on the next job. */
+const REPLACE_AT_ONCE_AFTER_MS = 10_000;
 /** A process lives until it is recycled; the wall-clock limit per job is the pool's. */
 const PROCESS_LIFETIME_MS = 2 ** 31 - 1; // about 24 days, the longest a Node timer can wait
 
@@ -79,6 +82,11 @@ class WarmProcess {
   readonly dir: string;
   private readonly label: string;
   jobs = 0;
+  /** Set when the pool closes it on purpose (recycled, replaced, shut down). */
+  retiring = false;
+  /** Set when the pool kills it (a job past its time limit, or aborted). */
+  killed = false;
+  readonly bornAt = Date.now();
   private readonly stdin = new PassThrough();
   private readonly stop = new AbortController();
   private readonly pending = new Map<number, { resolve: (reply: Reply) => void; reject: (error: unknown) => void }>();
@@ -155,6 +163,11 @@ class WarmProcess {
     return this.alive && this.started;
   }
 
+  /** Whether it ever got as far as answering. */
+  get hasStarted(): boolean {
+    return this.started;
+  }
+
   get deathReason(): string {
     return this.exitReason;
   }
@@ -192,6 +205,7 @@ class WarmProcess {
   }
 
   kill(): void {
+    this.killed = true;
     this.stop.abort(new ProcessCrashed(`${this.label} was stopped`));
   }
 
@@ -431,6 +445,13 @@ export class ProcessPool {
     const max = this.options.maxJobsPerProcess;
     if (this.closed || slot.successor || !current?.isServing || max - current.jobs > Math.ceil(max / 4)) return;
     this.options.log?.info({ event: `${logName}_recycle`, slot: slot.index, jobs: current.jobs }, `a ${label} process nears its maximum number of jobs: starting the fresh one that takes over after its last`);
+    this.startSuccessor(slot);
+  }
+
+  /** Starts the process that takes the slot over when its current one is due (isDue). */
+  private startSuccessor(slot: Slot): void {
+    const { label, logName } = this.program;
+    if (this.closed || slot.successor) return;
     const successor = this.spawnProcess(slot).then(async (fresh) => {
       try {
         await fresh.waitUntilReady();
@@ -465,6 +486,7 @@ export class ProcessPool {
     }
     const old = slot.process;
     slot.process = fresh;
+    if (old && !old.isAlive) this.restarts++; // it died before its last job
     if (old) void this.retireProcess(old);
   }
 
@@ -473,7 +495,6 @@ export class ProcessPool {
     const { label, logName } = this.program;
     if (slot.successor && this.isDue(slot)) {
       // The successor started ahead takes over, once it has started if it has not yet.
-      if (slot.process && !slot.process.isAlive) this.restarts++; // died before its last job
       await slot.successor;
       this.handOver(slot);
     }
@@ -496,6 +517,12 @@ export class ProcessPool {
       // Dead or unresponsive (a recycled one was retired above): this is a restart.
       this.restarts++;
       await this.retire(slot);
+      if (slot.successor) {
+        // It died during the health check, and its replacement is already on its way.
+        await slot.successor;
+        this.handOver(slot);
+        if (slot.process?.isServing) return slot.process;
+      }
     }
     const fresh = await this.startProcess(slot);
     try {
@@ -517,6 +544,7 @@ export class ProcessPool {
 
   /** Closes a process (or waits for its end) and removes its directory. */
   private async retireProcess(old: WarmProcess): Promise<void> {
+    old.retiring = true;
     if (old.isAlive) await old.close();
     else await old.exited;
     await fs.rm(old.dir, { recursive: true, force: true });
@@ -541,7 +569,14 @@ export class ProcessPool {
     this.started++;
     this.options.log?.info({ event: `${logName}_start`, slot: slot.index, generation: slot.generation }, `starting a ${label} process`);
     void process.exited.then(() => {
-      if (!this.closed) this.options.log?.info({ event: `${logName}_exit`, slot: slot.index, reason: process.deathReason }, `a ${label} process ended`);
+      if (this.closed) return;
+      this.options.log?.info({ event: `${logName}_exit`, slot: slot.index, reason: process.deathReason }, `a ${label} process ended`);
+      // A process that died in service (a crash, or killed for a timeout) is replaced at once,
+      // so that the slot's next job does not wait for a start, which counts against its time
+      // limit. Not one that died young by itself: a tool that cannot stay up is not restarted in
+      // a loop (the next job starts it again, as before).
+      const inService = process.hasStarted && (process.killed || process.jobs > 0 || Date.now() - process.bornAt > REPLACE_AT_ONCE_AFTER_MS);
+      if (slot.process === process && !process.retiring && inService) this.startSuccessor(slot);
     });
     return process;
   }

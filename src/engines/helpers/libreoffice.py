@@ -172,12 +172,24 @@ def convert(desktop, request):
     return {"ok": True}
 
 
+def exit_when_office_dies(office, closing):
+    """Ends this helper when soffice ends by itself, even while no request is waiting, so that
+    the pool sees the death at once and replaces the process before the next job needs it."""
+    while not closing.wait(0.5):
+        if office.poll() is not None and not closing.is_set():
+            sys.stderr.write("soffice ended by itself (exit code %s)\n" % office.returncode)
+            sys.stderr.flush()
+            os._exit(3)
+
+
 def main():
     profile_url = uno.systemPathToFileUrl(sys.argv[1])
     start = lambda: start_office(profile_url)
     office, context = connect(start(), start)
     desktop = service(context, "com.sun.star.frame.Desktop")
     scheduler = service(context, "com.sun.star.awt.AsyncCallback")
+    closing = threading.Event()
+    threading.Thread(target=exit_when_office_dies, args=(office, closing), daemon=True).start()
     answer({"ready": True})
     for line in sys.stdin:
         line = line.strip()
@@ -207,6 +219,7 @@ def main():
                 sys.stderr.write("soffice died: %s\n" % reply["message"])
                 sys.exit(3)
         answer(reply)
+    closing.set()
     try:
         desktop.terminate()
     except Exception:
