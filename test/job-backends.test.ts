@@ -13,6 +13,7 @@ import { RedisJobStore } from '../src/jobs/redis/redis-store.ts';
 import { SqliteJobStore } from '../src/jobs/sqlite-store.ts';
 import type { JobHandler, JobQueue, JobStore, NewJob } from '../src/jobs/types.ts';
 import { startRedis, type RedisServer } from './helpers/backing-servers.ts';
+import { waitFor } from './helpers/wait.ts';
 import { tempDir } from './helpers/server.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -80,14 +81,6 @@ let counter = 0;
 function newJob(overrides: Partial<NewJob> = {}): NewJob {
   counter++;
   return { id: `job${counter}x${Date.now().toString(36)}`, source: 'png', target: 'webp', filename: `f${counter}.png`, inputBytes: 100 + counter, createdAt: Date.now() + counter, ...overrides };
-}
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 for (const backend of BACKENDS) {

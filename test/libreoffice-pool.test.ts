@@ -9,6 +9,7 @@ import { convert, submitOk, waitForJob } from './helpers/client.ts';
 import { TEXT_SAMPLES } from './helpers/documents.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
+import { waitFor } from './helpers/wait.ts';
 import { execFileSync } from 'node:child_process';
 
 const running: RunningServer[] = [];
@@ -53,24 +54,13 @@ function pdfPages(bytes: Buffer): Promise<number> {
   return writeTemp(bytes, 'out.pdf').then((file) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))?.[1]));
 }
 
-/** Polls `check` until it returns a value (not undefined), for at most `timeoutMs`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Waits until /metrics counts `count` restarts of the LibreOffice pool: a replacement has taken over. */
 async function restartsCounted(server: RunningServer, count: number): Promise<void> {
   const line = `convertd_pool_restarts_total{pool="libreoffice"} ${count}`;
-  await eventually(`/metrics to count ${count} restart(s)`, async () => {
+  await waitFor(`/metrics to count ${count} restart(s)`, async () => {
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     return metrics.split('\n').includes(line) ? true : undefined;
-  });
+  }, 60_000, 100);
 }
 
 test('a LibreOffice process killed mid-job is replaced, and the job is retried on the new one', { timeout: 180_000 }, async () => {
@@ -140,10 +130,10 @@ test('the pool replaces a process after its N-th job: a fresh one starts beside 
       assert.equal(await pdfPages(bytes), 1);
     }
     // The pool is idle now: the successor takes over as soon as it is ready, and the old process ends.
-    const next = await eventually('the successor to take over', async () => {
+    const next = await waitFor('the successor to take over', async () => {
       const pids = await sofficePids(server);
       return pids.length === 1 && !served.includes(pids[0]!) ? pids[0] : undefined;
-    });
+    }, 60_000, 100);
     served.push(next);
   }
   assert.equal(events(server, 'libreoffice_recycle').length, 2);
@@ -160,10 +150,10 @@ test('with CONVERTD_LIBREOFFICE_MAX_JOBS=1 every job gets a process of its own, 
   for (const { bytes } of results) assert.ok(await pdfPages(bytes) >= 1);
   // The first process, then one more per job: each job's successor starts while it runs. A
   // process that served two jobs would leave fewer starts.
-  const starts = await eventually('the pool to settle at one process', async () => {
+  const starts = await waitFor('the pool to settle at one process', async () => {
     const started = events(server, 'libreoffice_start').length;
     return started - events(server, 'libreoffice_exit').length === 1 && (await sofficePids(server)).length === 1 ? started : undefined;
-  });
+  }, 60_000, 100);
   assert.equal(starts, sources.length + 1);
 });
 
@@ -175,10 +165,10 @@ test('jobs that run while processes are recycled all finish, and no process is l
   assert.ok(events(server, 'libreoffice_recycle').length >= 1, 'processes were recycled during the jobs');
   assert.equal(events(server, 'libreoffice_crash').length, 0);
   // Successors still starting take over; in the end the pool is back to its two processes.
-  await eventually('the pool to settle at two processes', async () => {
+  await waitFor('the pool to settle at two processes', async () => {
     const starting = events(server, 'libreoffice_start').length - events(server, 'libreoffice_exit').length;
     return starting === 2 && (await sofficePids(server)).length === 2 ? true : undefined;
-  });
+  }, 60_000, 100);
 });
 
 test('concurrent jobs share the pool and all finish', { timeout: 180_000 }, async () => {
