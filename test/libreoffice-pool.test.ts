@@ -59,7 +59,7 @@ async function restartsCounted(server: RunningServer, count: number): Promise<vo
   const line = `convertd_pool_restarts_total{pool="libreoffice"} ${count}`;
   await waitFor(`/metrics to count ${count} restart(s)`, async () => {
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    return metrics.split('\n').includes(line) ? true : undefined;
+    return metrics.split('\n').includes(line);
   }, 60_000, 100);
 }
 
@@ -69,11 +69,7 @@ test('a LibreOffice process killed mid-job is replaced, and the job is retried o
   assert.ok(before, 'the pool starts LibreOffice at once (eager)');
   const jobId = await submitOk(server.url, longText(60_000), 'long.txt', 'pdf');
   // Wait until the job is really inside LibreOffice, then kill soffice.bin under it.
-  const deadline = Date.now() + 30_000;
-  while (events(server, 'job_running').length === 0) {
-    assert.ok(Date.now() < deadline, 'the job never started');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor('the job to start', () => events(server, 'job_running').length > 0, 30_000, 50);
   await new Promise((resolve) => setTimeout(resolve, 700));
   process.kill(before, 'SIGKILL');
   const { final } = await waitForJob(server.url, jobId, { timeoutMs: 150_000 });
@@ -167,7 +163,7 @@ test('jobs that run while processes are recycled all finish, and no process is l
   // Successors still starting take over; in the end the pool is back to its two processes.
   await waitFor('the pool to settle at two processes', async () => {
     const starting = events(server, 'libreoffice_start').length - events(server, 'libreoffice_exit').length;
-    return starting === 2 && (await sofficePids(server)).length === 2 ? true : undefined;
+    return starting === 2 && (await sofficePids(server)).length === 2;
   }, 60_000, 100);
 });
 

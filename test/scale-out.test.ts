@@ -15,6 +15,7 @@ import { sampleImage } from './helpers/fixtures.ts';
 import { sharedS3, startScaledService } from './helpers/scaled-service.ts';
 import { startApiNode, startWorker, tempDir, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -103,22 +104,18 @@ describe('scale-out: 2 API nodes, 2 workers, Redis, S3', () => {
     const events = () => jsonLines(workerLogs[0]!).filter((e) => e.job_id && e.event);
     const slowKind = (e: Record<string, unknown>) => e.source === 'wav' || e.source === 'fodt';
     const firstSeen = new Map<string, number>();
-    const deadline = Date.now() + 300_000;
-    let killedDuring: string | undefined;
-    while (!killedDuring) {
-      assert.ok(Date.now() < deadline, 'the first worker never held a slow job halfway through');
+    const killedDuring = await waitFor('the first worker to start a slow job', () => {
       const seen = events();
       const finished = new Set(seen.filter((e) => e.event === 'job_done' || e.event === 'job_error').map((e) => e.job_id));
       const now = Date.now();
-      const justStarted = seen.filter((e) => e.event === 'job_running' && !finished.has(e.job_id) && slowKind(e)).map((e) => String(e.job_id))
-        .filter((id) => now - (firstSeen.get(id) ?? firstSeen.set(id, now).get(id)!) < 30);
-      if (finished.size >= 5 && justStarted.length > 0) {
-        victim.child.kill('SIGKILL');
-        killedDuring = justStarted[0];
-      } else {
-        await sleep(10);
+      for (const e of seen) {
+        if (e.event === 'job_running' && slowKind(e) && !firstSeen.has(String(e.job_id))) firstSeen.set(String(e.job_id), now);
       }
-    }
+      const justStarted = [...firstSeen].find(([id, at]) => !finished.has(id) && now - at < 30)?.[0];
+      if (finished.size < 5 || !justStarted) return undefined;
+      victim.child.kill('SIGKILL');
+      return justStarted;
+    }, 300_000, 10);
     await victim.stop();
     // The kill landed before that job was done (else this test would not see a take-over).
     const atKill = (await progress(apis[0]!.url, killedDuring)).body;

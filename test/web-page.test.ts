@@ -8,6 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { decodeImage, writeTemp } from './helpers/tools.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const ARTIFACTS = path.resolve('test-artifacts', 'web');
 let browser: Browser;
@@ -47,11 +48,7 @@ async function pickFiles(page: Page, files: Array<{ name: string; buffer: Buffer
 
 /** Polls an expression in the page (waitForFunction would need eval, which the page's CSP forbids). */
 async function until(page: Page, expression: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await page.evaluate(expression))) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${expression}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(expression, () => page.evaluate(expression), timeoutMs, 100);
 }
 
 const fileRow = (page: Page, name: string) => page.locator('li.file', { has: page.locator('.file-name', { hasText: name }) });

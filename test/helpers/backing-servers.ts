@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { tempDir } from './server.ts';
+import { waitFor } from './wait.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -22,13 +22,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Waits until `check` holds; a check that throws (the server not up yet) counts as not yet. */
 async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`${what} did not come up within ${timeoutMs} ms`);
+  await waitFor(`${what} to come up`, () => check().catch(() => false), timeoutMs, 100);
 }
 
 function portAnswers(port: number): Promise<boolean> {
