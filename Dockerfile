@@ -33,4 +33,4 @@ VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:8080/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--expose-gc", "src/cli/main.ts", "serve"]
+CMD ["node", "--expose-gc", "--heap-growing-percent=100", "src/cli/main.ts", "serve"]

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --expose-gc
+#!/usr/bin/env -S node --expose-gc --heap-growing-percent=100
 // The convertd command: `serve` runs the service; `convert`, `formats` and `limits` talk to a
 // running one through the same client the web page uses (src/client/convertd-client.ts).
 //
