@@ -431,33 +431,49 @@ try {
     const result = await autocannon({ url, connections: 10, duration: seconds });
     return { rps: result.requests.average, p50: result.latency.p50, p97: result.latency.p97_5, p99: result.latency.p99 };
   };
-  // Idle: the server held to core 0 and wrk on the last core, so the figure is what one core serves.
-  // A warm-up first (the JIT compiles the hot path), then several runs: one run's figure moves
-  // with the VM's scheduling. The same for bare fastify answering the same record: the baseline.
-  const idleLoad = async (pid: number, url: string) => {
-    if (hasWrk) pin(pid, '0');
-    await latency(3, url);
-    const runs: Array<Awaited<ReturnType<typeof latency>>> = [];
-    for (let i = 0; i < RUNS; i++) runs.push(await latency(QUICK ? 3 : 5, url));
-    if (hasWrk) pin(pid, `0-${os.cpus().length - 1}`);
-    const of = (key: 'rps' | 'p50' | 'p97' | 'p99') => stat(runs.map((r) => r[key]));
-    return { rps: of('rps'), p50: of('p50').median, p97: of('p97').median, p99: of('p99') };
-  };
-  const idle = await idleLoad(service.child.pid!, progressUrl);
+  // Idle: the server held to core 0 and wrk on the last core, so the figure is what one core serves,
+  // against bare fastify answering the same record the same way (the baseline). The two take turns
+  // run by run, in the order service, bare, bare, service, ..., and the ratio is the median of each
+  // pair's ratio: this machine's figures move by 2x from one minute to the next, and when all the
+  // service's runs came before all the baseline's, its ratio moved between 0.55x and 0.75x across
+  // runs of the same code (BENCHMARKS.md, change 34). A warm-up for each first (the JIT compiles
+  // the hot path).
   const bareFastify = await startBareFastify(await (await fetch(progressUrl)).json());
-  let bareIdle: Awaited<ReturnType<typeof idleLoad>>;
+  const bareUrl = `${bareFastify.url}/api/progress/${idleJob}`;
+  const idlePairs = QUICK ? 2 : 8;
+  const serviceRuns: Array<Awaited<ReturnType<typeof latency>>> = [];
+  const bareRuns: Array<Awaited<ReturnType<typeof latency>>> = [];
   try {
-    bareIdle = await idleLoad(bareFastify.child.pid!, `${bareFastify.url}/api/progress/${idleJob}`);
+    if (hasWrk) for (const pid of [service.child.pid!, bareFastify.child.pid!]) pin(pid, '0');
+    await latency(3, progressUrl);
+    await latency(3, bareUrl);
+    for (let i = 0; i < idlePairs; i++) {
+      const serviceFirst = i % 2 === 0;
+      for (const serviceTurn of serviceFirst ? [true, false] : [false, true]) {
+        const figures = await latency(QUICK ? 3 : 4, serviceTurn ? progressUrl : bareUrl);
+        (serviceTurn ? serviceRuns : bareRuns).push(figures);
+      }
+    }
+    if (hasWrk) pin(service.child.pid!, `0-${os.cpus().length - 1}`);
   } finally {
     await bareFastify.stop();
   }
+  const summary = (runs: typeof serviceRuns) => {
+    const of = (key: 'rps' | 'p50' | 'p97' | 'p99') => stat(runs.map((r) => r[key]));
+    return { rps: of('rps'), p50: of('p50').median, p97: of('p97').median, p99: of('p99') };
+  };
+  const idle = summary(serviceRuns);
+  const bareIdle = summary(bareRuns);
+  const pairRatios = serviceRuns.map((run, i) => run.rps / bareRuns[i]!.rps);
+  const idleRatio = stat(pairRatios).median;
+  const idleRatioInterval = medianInterval(pairRatios);
   const mix = ['small.png:webp', 'small.md:html', 'small.docx:pdf', 'small.csv:json'];
   const ms = (value: number) => value.toFixed(2);
   const latencies = (figures: typeof idle) => `${ms(figures.p50)} / ${ms(figures.p97)} / ${ms(figures.p99.median)} (${ms(figures.p99.min)}-${ms(figures.p99.max)})`;
   const oneCore = hasWrk ? ', on one core' : '';
   const throughputRows: string[][] = [
     [`baseline: bare fastify, same record${oneCore}`, '-', fmt(bareIdle.rps), latencies(bareIdle)],
-    [`idle${oneCore}`, '-', `${fmt(idle.rps)}, ${(idle.rps.median / bareIdle.rps.median).toFixed(2)}x the baseline`, latencies(idle)],
+    [`idle${oneCore}`, '-', `${fmt(idle.rps)}, ${idleRatio.toFixed(2)}x the baseline${idleRatioInterval ? ` (${idleRatioInterval.map((r) => r.toFixed(2)).join('-')})` : ''}`, latencies(idle)],
   ];
   for (const concurrency of QUICK ? [1, 2, 4] : [1, 2, 4, 8]) {
     const seconds = QUICK ? 6 : 15;
@@ -469,7 +485,7 @@ try {
     throughputRows.push([String(concurrency), rate.toFixed(1), progress.rps.toFixed(0), `${ms(progress.p50)} / ${ms(progress.p97)} / ${ms(progress.p99)}`]);
   }
   const loadTool = hasWrk
-    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle row the service is held to core 0 (taskset), so that row is what one core serves, as in the baseline row, where bare fastify (the service's version, nothing else) answers the same record on the same route (median and spread of ${RUNS} runs after a warm-up; p99's spread in brackets). Latency columns: p50 / p90 / p99`
+    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle row the service is held to core 0 (taskset), so that row is what one core serves, as in the baseline row, where bare fastify (the service's version, nothing else) answers the same record on the same route. The two take turns, ${idlePairs} runs each after a warm-up (median and spread; p99's spread in brackets); the ratio is the median of the ratios within each pair of runs, with its 95% interval. Latency columns: p50 / p90 / p99`
     : 'autocannon (in the benchmark process) polls one job\'s /api/progress with 10 connections (in the baseline row, bare fastify, the service\'s version with nothing else, answering the same record on the same route). Latency columns: p50 / p97.5 / p99';
   table('3. Throughput', `A mixed workload (${mix.join(', ')}) with N clients converting in turn (each following the event stream), while ${loadTool}, in ms.`,
     ['clients', 'conversions/s', 'progress requests/s', 'progress latency, ms'], throughputRows);
