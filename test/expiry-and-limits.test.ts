@@ -36,6 +36,26 @@ test('a result expires at creation + lifetime: 410 on download and progress, fil
   }
 });
 
+test('a job polled up to its expiry answers 410 from that instant, before any sweep', async () => {
+  // The sweeper is 60 s away: the answer must not rest on it (a polled job's answer is kept in
+  // memory, and that copy must not outlive the job).
+  const server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_FILE_LIFETIME_SECONDS: '2', CONVERTD_SWEEP_INTERVAL_SECONDS: '60' });
+  try {
+    const { record } = await convert(server.url, await sampleImage('png'), 'a.png', 'webp');
+    const progressUrl = `${server.url}/api/progress/${String(record.job_id)}`;
+    const expiresAt = Date.parse(String(record.expires_at));
+    while (Date.now() < expiresAt - 200) {
+      assert.deepEqual(await (await fetch(progressUrl)).json(), record, 'until it expires, a done job\'s answer stays the same');
+      await sleep(100);
+    }
+    await sleep(Math.max(0, expiresAt - Date.now()) + 50);
+    await expectError(await fetch(progressUrl), 410, 'expired');
+    await expectError(await fetch(`${server.url}${record.download_url}`), 410, 'expired');
+  } finally {
+    await server.stop();
+  }
+});
+
 test('rate limits: the 21st submission in a minute answers 429 with Retry-After and details', async () => {
   const server = await startServer(); // default limits: 20/minute, 200/hour, 1000/day
   try {

@@ -229,6 +229,17 @@ export class JobService {
     return record;
   }
 
+  /**
+   * progress()'s answer when it is ready without waiting: the store answers synchronously and
+   * the job's answer was built before. Undefined otherwise (and for every error), and the caller
+   * asks progress().
+   */
+  progressNow(jobId: string, now = Date.now()): ProgressRecord | undefined {
+    const job = this.deps.store.getNow?.(jobId);
+    if (!job || job.status === 'queued' || isExpired(job, now)) return undefined;
+    return this.progressRecords.get(job);
+  }
+
   /** Answers already built, by the store's record they were built from (see progress). */
   private readonly progressRecords = new WeakMap<JobRecord, ProgressRecord>();
 

@@ -120,6 +120,10 @@ export class SqliteJobStore implements JobStore {
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
+    return this.getNow(id);
+  }
+
+  getNow(id: string): JobRecord | undefined {
     const cached = this.recent.get(id);
     if (cached) return cached;
     const row = this.run('get').get(id) as Row | undefined;

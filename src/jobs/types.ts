@@ -37,6 +37,11 @@ export interface JobStore {
   /** Persists a new queued job; durable once the promise resolves. */
   create(job: NewJob): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
+  /**
+   * The same record as get, answered without waiting, for a store that can (the embedded one
+   * reads its memory or its database synchronously). Absent on stores that need I/O.
+   */
+  getNow?(id: string): JobRecord | undefined;
   getByToken(token: string): Promise<JobRecord | undefined>;
   /** Marks a job running for a new attempt and returns the attempt number. */
   markRunning(id: string, at: number): Promise<number>;
