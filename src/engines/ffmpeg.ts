@@ -73,6 +73,23 @@ function x264Preset(seconds: number): string {
   return 'veryfast';
 }
 
+/**
+ * VP9's speed, by how many pixels the clip holds (a frame's times the frames) rather than by its
+ * length. libvpx at its defaults runs about 16x slower than realtime here; at the "good" deadline
+ * with cpu-used 4, two cores encode about 30 megapixels a second (30 s of 720p in 27 s,
+ * shared/stack.md), so a clip of up to VP9_GOOD_PIXELS (about ten seconds of that) gets it.
+ * Beyond, the realtime deadline with cpu-used 8 is about five times faster: when the choice went
+ * by length alone (good up to 30 s), a 20 s 1080p phone clip of 25 MB took about 40 s.
+ */
+const VP9_GOOD_PIXELS = 300_000_000;
+/** Frame rate assumed while it is not known (the guess before ffmpeg describes its input). */
+const ASSUMED_FPS = 30;
+function vp9Speed(facts: MediaFacts): string[] {
+  const frames = facts.frames > 0 ? facts.frames : Math.ceil(facts.duration * ASSUMED_FPS);
+  const pixels = facts.video ? facts.video.width * facts.video.height * frames : 0;
+  return pixels <= VP9_GOOD_PIXELS ? ['-deadline', 'good', '-cpu-used', '4'] : ['-deadline', 'realtime', '-cpu-used', '8'];
+}
+
 /** Even dimensions, which 4:2:0 encoders require. */
 const EVEN = 'scale=trunc(iw/2)*2:trunc(ih/2)*2';
 
@@ -112,12 +129,7 @@ function encoderArgs(to: string, facts: MediaFacts): string[] {
     case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mkv': return [...videoMap, ...h264, ...aac];
-    case 'webm': {
-      // VP9 at libvpx's defaults runs about 16x slower than realtime here (shared/stack.md): "good"
-      // with cpu-used 4 for short clips, the realtime mode for long ones.
-      const speed = facts.duration <= 30 ? ['-deadline', 'good', '-cpu-used', '4'] : ['-deadline', 'realtime', '-cpu-used', '8'];
-      return [...videoMap, '-c:v', 'libvpx-vp9', ...speed, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
-    }
+    case 'webm': return [...videoMap, '-c:v', 'libvpx-vp9', ...vp9Speed(facts), '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
     case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
     case 'gif': return [
       '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(GIF_MAX_SECONDS),
