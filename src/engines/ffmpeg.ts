@@ -78,8 +78,9 @@ function x264Preset(seconds: number): string {
  * length. libvpx at its defaults runs about 16x slower than realtime here; at the "good" deadline
  * with cpu-used 4, two cores encode about 30 megapixels a second (30 s of 720p in 27 s,
  * shared/stack.md), so a clip of up to VP9_GOOD_PIXELS (about ten seconds of that) gets it.
- * Beyond, the realtime deadline with cpu-used 8 is about five times faster: when the choice went
- * by length alone (good up to 30 s), a 20 s 1080p phone clip of 25 MB took about 40 s.
+ * Beyond, the realtime deadline with cpu-used 8 is about five times faster at nearly the same
+ * SSIM: when the choice went by length alone (good up to 30 s), a 20 s 1080p phone clip of 25 MB
+ * took 53 s, now 10 s (BENCHMARKS.md, change 36).
  */
 const VP9_GOOD_PIXELS = 300_000_000;
 /** Frame rate assumed while it is not known (the guess before ffmpeg describes its input). */
