@@ -419,7 +419,7 @@ try {
   for (const name of ['clip.mp4', 'scan.pdf']) files[name] = await fs.readFile(path.join(work, name));
   const encoderRows: string[][] = [];
   for (const [name, target, settings, libraryDefault] of [
-    ['large.jpg', 'avif', 'sharp: effort 2, quality 55, 4:2:0 chroma', 'effort 4, 4:4:4: 49 s for one such photo (shared/stack.md)'],
+    ['large.jpg', 'avif', 'sharp: effort 0, quality 55, 4:2:0 chroma', 'effort 4, 4:4:4: 49 s for one such photo (shared/stack.md)'],
     ['clip.mp4', 'webm', 'libvpx-vp9, CRF 33: realtime deadline, cpu-used 8 (the clip is past the budget for "good")', 'about 95 s for 30 s of 720p; "good" with cpu-used 4, 27 s (shared/stack.md)'],
     ['scan.pdf', 'png', 'pdftoppm: the first page at 150 dpi, its longest side at most 5000 px', 'every page at 150 dpi: about 470 ms a page (shared/stack.md)'],
   ] as const) {

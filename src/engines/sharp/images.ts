@@ -20,14 +20,15 @@ const MAX_FRAMES = 1000;
 /**
  * Encoder settings a user would call sensible: good quality at a speed that finishes a 25 MB
  * photo in seconds. AVIF at sharp's default effort took 49 s for one 12-megapixel photo here
- * (shared/stack.md); effort 2 with 4:2:0 chroma takes about a second at similar visual quality.
+ * (shared/stack.md), and effort 2 with 4:2:0 chroma still 8.7 s; effort 0 takes 1.6 s for the
+ * same SSIM (0.9396 against 0.9397) and 18% more bytes (BENCHMARKS.md, change 37).
  */
 function encode(image: Sharp, to: RasterFormat): Sharp {
   switch (to) {
     case 'png': return image.png({ compressionLevel: 6 });
     case 'jpg': return image.flatten({ background: '#ffffff' }).jpeg({ quality: 85 });
     case 'webp': return image.webp({ quality: 82, effort: 4 });
-    case 'avif': return image.avif({ quality: 55, effort: 2, chromaSubsampling: '4:2:0' });
+    case 'avif': return image.avif({ quality: 55, effort: 0, chromaSubsampling: '4:2:0' });
     case 'gif': return image.gif({ effort: 7 });
     case 'tiff': return image.tiff({ compression: 'deflate' });
   }
