@@ -85,10 +85,13 @@ function x264Preset(seconds: number): string {
 const VP9_GOOD_PIXELS = 300_000_000;
 /** Frame rate assumed while it is not known (the guess before ffmpeg describes its input). */
 const ASSUMED_FPS = 30;
-function vp9Speed(facts: MediaFacts): string[] {
-  const frames = facts.frames > 0 ? facts.frames : Math.ceil(facts.duration * ASSUMED_FPS);
-  const pixels = facts.video ? facts.video.width * facts.video.height * frames : 0;
+/** The speed arguments for a clip of `pixels` in all (exported for the benchmark's bare commands). */
+export function vp9Speed(pixels: number): string[] {
   return pixels <= VP9_GOOD_PIXELS ? ['-deadline', 'good', '-cpu-used', '4'] : ['-deadline', 'realtime', '-cpu-used', '8'];
+}
+function pixelsOf(facts: MediaFacts): number {
+  const frames = facts.frames > 0 ? facts.frames : Math.ceil(facts.duration * ASSUMED_FPS);
+  return facts.video ? facts.video.width * facts.video.height * frames : 0;
 }
 
 /** Even dimensions, which 4:2:0 encoders require. */
@@ -130,7 +133,7 @@ function encoderArgs(to: string, facts: MediaFacts): string[] {
     case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mkv': return [...videoMap, ...h264, ...aac];
-    case 'webm': return [...videoMap, '-c:v', 'libvpx-vp9', ...vp9Speed(facts), '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
+    case 'webm': return [...videoMap, '-c:v', 'libvpx-vp9', ...vp9Speed(pixelsOf(facts)), '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
     case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
     case 'gif': return [
       '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(GIF_MAX_SECONDS),
