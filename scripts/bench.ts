@@ -28,7 +28,7 @@ import { noisePng, sampleImage } from '../test/helpers/fixtures.ts';
 import { startRedis, startS3, type RedisServer, type S3Server } from '../test/helpers/backing-servers.ts';
 import { startApiNode, startWorker, type RunningServer } from '../test/helpers/server.ts';
 import { LibreOfficeEngine } from '../src/engines/libreoffice.ts';
-import { vp9Speed } from '../src/engines/ffmpeg.ts';
+import { VP9_SPEED } from '../src/engines/ffmpeg.ts';
 import { PandocEngine } from '../src/engines/pandoc.ts';
 import { SharpEngine } from '../src/engines/sharp.ts';
 import type { Engine } from '../src/engines/types.ts';
@@ -284,9 +284,9 @@ try {
     { family: 'document', name: 'large.docx', target: 'pdf', bareLabel: 'soffice --convert-to (cold)', bare: () => run('soffice', [`-env:UserInstallation=file://${work}/lo-profile`, '--headless', '--convert-to', 'pdf', '--outdir', out('doc'), 'large.docx'], work) },
     { family: 'audio', name: 'small.wav', target: 'mp3', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.wav', out('a.mp3')], work) },
     { family: 'audio', name: 'large.wav', target: 'mp3', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', out('b.mp3')], work) },
-    { family: 'video', name: 'small.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.mp4', '-c:v', 'libvpx-vp9', ...vp9Speed(320 * 240 * 25 * 2), '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('a.webm')], work) },
+    { family: 'video', name: 'small.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.mp4', '-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('a.webm')], work) },
     // The VP9 speed the service picks for each clip: by its pixels in all (frame size, rate, length).
-    { family: 'video', name: 'large.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.mp4', '-c:v', 'libvpx-vp9', ...vp9Speed(1280 * 720 * 25 * 20), '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('b.webm')], work) },
+    { family: 'video', name: 'large.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.mp4', '-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('b.webm')], work) },
     { family: 'markup', name: 'small.md', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '-o', out('a.html'), 'small.md'], work) },
     { family: 'markup', name: 'large.md', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '-o', out('b.html'), 'large.md'], work) },
     { family: 'data', name: 'small.csv', target: 'json', bareLabel: 'python3 csv → json', bare: () => run('/usr/bin/python3', ['-c', 'import csv,json,sys; json.dump(list(csv.DictReader(open(sys.argv[1]))), open(sys.argv[2],"w"))', 'small.csv', out('a.json')], work) },
@@ -414,21 +414,23 @@ try {
   // 20 s of 1080p at 30 fps with film grain, about 10 Mbit/s: a phone's video of about 25 MB.
   run('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=20', '-vf', 'noise=alls=6:allf=t',
     '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '10M', '-maxrate', '10M', '-bufsize', '20M', '-pix_fmt', 'yuv420p', 'clip.mp4'], work);
-  // Eight pages, each the 12-megapixel photo: a scanned document of about 25 MB.
+  // Eight A4 pages, each the 12-megapixel photo: a scanned document of about 25 MB. Without
+  // --pagesize img2pdf gives each photo a 42-inch page, which no scanner makes and which at
+  // 150 dpi would render at the 5000 px cap instead of a page's 1240x1754.
   await fs.writeFile(path.join(work, 'page.jpg'), photo);
-  run('img2pdf', ['--output', 'scan.pdf', ...Array.from({ length: 8 }, () => 'page.jpg')], work);
+  run('img2pdf', ['--pagesize', 'A4', '--output', 'scan.pdf', ...Array.from({ length: 8 }, () => 'page.jpg')], work);
   for (const name of ['clip.mp4', 'scan.pdf']) files[name] = await fs.readFile(path.join(work, name));
   const encoderRows: string[][] = [];
   for (const [name, target, settings, libraryDefault] of [
     ['large.jpg', 'avif', 'sharp: effort 0, quality 55, 4:2:0 chroma', 'effort 4, 4:4:4: 49 s for one such photo (shared/stack.md)'],
-    ['clip.mp4', 'webm', `libvpx-vp9, CRF 33, ${vp9Speed(1920 * 1080 * 30 * 20).join(' ')}`, 'about 95 s for 30 s of 720p; "good" with cpu-used 4, 27 s (shared/stack.md)'],
+    ['clip.mp4', 'webm', `libvpx-vp9, CRF 33, ${VP9_SPEED.join(' ')}`, 'about 95 s for 30 s of 720p; "good" with cpu-used 4, 27 s (shared/stack.md)'],
     ['scan.pdf', 'png', 'pdftoppm: the first page at 150 dpi, its longest side at most 5000 px', 'every page at 150 dpi: about 470 ms a page (shared/stack.md)'],
   ] as const) {
     const megabytes = (files[name]!.length / 1024 ** 2).toFixed(1);
     const time = await repeat(QUICK ? 1 : 3, convertVia(true, name, target));
     encoderRows.push([`${name} (${megabytes} MB) → ${target}`, fmt(time), settings, libraryDefault]);
   }
-  table('2b. Slow encoders on a typical upload', `Milliseconds through the service (submit → done → downloaded, with the event stream), median (min-max) of ${QUICK ? 1 : 3} runs, for the three encoders whose library defaults take minutes on inputs of the size users upload: the 12-megapixel photo of table 1 (the size, not the file's bytes, sets an image encoder's time), a 20 s 1080p clip with film grain, an 8-page PDF of photos.`,
+  table('2b. Slow encoders on a typical upload', `Milliseconds through the service (submit → done → downloaded, with the event stream), median (min-max) of ${QUICK ? 1 : 3} runs, for the three encoders whose library defaults take minutes on inputs of the size users upload: the 12-megapixel photo of table 1 (the size, not the file's bytes, sets an image encoder's time), a 20 s 1080p clip with film grain, an 8-page A4 scan of photos.`,
     ['conversion', 'time', 'the service\'s settings', 'for comparison: library defaults or slower settings, bare (shared/stack.md)'], encoderRows);
 
   // 3. Throughput and progress latency.

@@ -129,7 +129,10 @@ describe('every advertised audio and video pair converts', { concurrency: 3 }, (
 
 test('progress is real: a longer encode reports figures between 0 and 100 on its way', async () => {
   const file = path.join(await tempDir(), 'long.mp4');
-  ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file]);
+  // A minute of grainy 640x360 (about 7 MB): VP9 at the service's realtime setting takes about
+  // 4 s for it here, so several of ffmpeg's half-second progress reports fall inside the run.
+  ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=60', '-vf', 'noise=alls=12:allf=t',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '30', '-pix_fmt', 'yuv420p', file]);
   const jobId = await submitOk(server.url, await fs.readFile(file), 'long.mp4', 'webm');
   const { final, seen } = await waitForJob(server.url, jobId, { intervalMs: 100, timeoutMs: 120_000 });
   assert.equal(final.status, 'done');

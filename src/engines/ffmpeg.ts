@@ -74,25 +74,15 @@ function x264Preset(seconds: number): string {
 }
 
 /**
- * VP9's speed, by how many pixels the clip holds (a frame's times the frames) rather than by its
- * length. libvpx at its defaults runs about 16x slower than realtime here; at the "good" deadline
- * with cpu-used 4, two cores encode about 30 megapixels a second (30 s of 720p in 27 s,
- * shared/stack.md), so a clip of up to VP9_GOOD_PIXELS (about ten seconds of that) gets it.
- * Beyond, the realtime deadline with cpu-used 8 is about five times faster at nearly the same
- * SSIM: when the choice went by length alone (good up to 30 s), a 20 s 1080p phone clip of 25 MB
- * took 53 s, now 10 s (BENCHMARKS.md, change 36).
+ * VP9's speed, the same for every clip: libvpx's realtime deadline with cpu-used 8. libvpx at its
+ * defaults runs about 16x slower than realtime here, and "good" with cpu-used 4 encodes about 30
+ * megapixels a second on two cores (30 s of 720p in 27 s, shared/stack.md). Realtime with
+ * cpu-used 8 is four to nine times faster than "good" at an SSIM within 0.002 of it, on the
+ * corpus's clips as on a 20 s 1080p phone clip of 25 MB (10 s instead of 53 s); its files are
+ * 20-45% larger. One setting for all also means the arguments never wait on the input's
+ * description, so ffmpeg never starts twice for WebM (BENCHMARKS.md, changes 36 and 38).
  */
-const VP9_GOOD_PIXELS = 300_000_000;
-/** Frame rate assumed while it is not known (the guess before ffmpeg describes its input). */
-const ASSUMED_FPS = 30;
-/** The speed arguments for a clip of `pixels` in all (exported for the benchmark's bare commands). */
-export function vp9Speed(pixels: number): string[] {
-  return pixels <= VP9_GOOD_PIXELS ? ['-deadline', 'good', '-cpu-used', '4'] : ['-deadline', 'realtime', '-cpu-used', '8'];
-}
-function pixelsOf(facts: MediaFacts): number {
-  const frames = facts.frames > 0 ? facts.frames : Math.ceil(facts.duration * ASSUMED_FPS);
-  return facts.video ? facts.video.width * facts.video.height * frames : 0;
-}
+export const VP9_SPEED: readonly string[] = ['-deadline', 'realtime', '-cpu-used', '8'];
 
 /** Even dimensions, which 4:2:0 encoders require. */
 const EVEN = 'scale=trunc(iw/2)*2:trunc(ih/2)*2';
@@ -133,7 +123,7 @@ function encoderArgs(to: string, facts: MediaFacts): string[] {
     case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mkv': return [...videoMap, ...h264, ...aac];
-    case 'webm': return [...videoMap, '-c:v', 'libvpx-vp9', ...vp9Speed(pixelsOf(facts)), '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
+    case 'webm': return [...videoMap, '-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
     case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
     case 'gif': return [
       '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(GIF_MAX_SECONDS),
