@@ -285,7 +285,7 @@ try {
     { family: 'audio', name: 'small.wav', target: 'mp3', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.wav', out('a.mp3')], work) },
     { family: 'audio', name: 'large.wav', target: 'mp3', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', out('b.mp3')], work) },
     { family: 'video', name: 'small.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'small.mp4', '-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('a.webm')], work) },
-    // The VP9 speed the service picks for each clip: by its pixels in all (frame size, rate, length).
+    // The service's VP9 speed, the same for every clip (VP9_SPEED in src/engines/ffmpeg.ts).
     { family: 'video', name: 'large.mp4', target: 'webm', bareLabel: 'ffmpeg (same VP9 settings)', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.mp4', '-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', out('b.webm')], work) },
     { family: 'markup', name: 'small.md', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '-o', out('a.html'), 'small.md'], work) },
     { family: 'markup', name: 'large.md', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '-o', out('b.html'), 'large.md'], work) },
