@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Set-up that runs before `npm start` and `npm test` (prestart/pretest). Plain JavaScript, so it
-// runs on whatever Node the machine has: it installs the npm packages (which bring Node 24 itself
-// as the `node` package into node_modules/.bin, where npm scripts look first), then the Debian
-// packages of the engines: with apt-get when root, with `sudo -n` when allowed, otherwise it
-// prints the exact command and carries on with what is there (the engines whose probe fails are
-// simply not advertised).
+// Set-up that runs before `npm start`, `npm test` and `npm run bench` (prestart, pretest,
+// prebench). Plain JavaScript, so it runs on whatever Node the machine has: it installs the npm
+// packages (which bring Node 24 itself as the `node` package into node_modules/.bin, where npm
+// scripts look first), then the Debian packages of the engines: with apt-get when root, with
+// `sudo -n` when allowed, otherwise it prints the exact command and carries on with what is there
+// (the engines whose probe fails are simply not advertised).
 //
 //   node scripts/setup.mjs              what the service needs
 //   node scripts/setup.mjs --for-tests  plus the independent tools the tests validate outputs with
