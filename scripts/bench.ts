@@ -28,7 +28,7 @@ import { noisePng, sampleImage } from '../test/helpers/fixtures.ts';
 import { startRedis, startS3, type RedisServer, type S3Server } from '../test/helpers/backing-servers.ts';
 import { startApiNode, startWorker, type RunningServer } from '../test/helpers/server.ts';
 import { LibreOfficeEngine } from '../src/engines/libreoffice.ts';
-import { VP9_SPEED } from '../src/engines/ffmpeg.ts';
+import { VP9_SPEED, WEBM_ENCODERS } from '../src/engines/ffmpeg.ts';
 import { PandocEngine } from '../src/engines/pandoc.ts';
 import { SharpEngine } from '../src/engines/sharp.ts';
 import type { Engine } from '../src/engines/types.ts';
@@ -290,10 +290,8 @@ try {
       sharp.cache(true);
     }
   };
-  // The service's VP9 encode (src/engines/ffmpeg.ts): its speed, the same for every clip, and its
-  // quality settings.
-  const bareWebm = (input: string, output: string) => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', input,
-    '-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', output], work);
+  // The service's WebM encoders (src/engines/ffmpeg.ts), the same for every clip.
+  const bareWebm = (input: string, output: string) => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', input, ...WEBM_ENCODERS, output], work);
   const cases: Array<{ family: string; name: string; target: string; bareLabel: string; bare: () => Promise<unknown> | unknown }> = [
     { family: 'image', name: 'small.png', target: 'webp', bareLabel: 'sharp in-process, same settings', bare: () => sameAsService(() => sharp(files['small.png']).webp(WEBP).toBuffer()) },
     { family: 'image', name: 'large.jpg', target: 'webp', bareLabel: 'sharp in-process, same settings', bare: () => sameAsService(() => sharp(files['large.jpg']).webp(WEBP).toBuffer()) },

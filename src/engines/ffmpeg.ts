@@ -80,12 +80,17 @@ function x264Preset(seconds: number): string {
  * cpu-used 8 is four to nine times faster than "good" at an SSIM within 0.002 of it, on the
  * corpus's clips as on a 20 s 1080p phone clip of 25 MB (10 s instead of 53 s); its files are
  * 20-45% larger. One setting for all also means the arguments never wait on the input's
- * description, so ffmpeg never starts twice for WebM (BENCHMARKS.md, changes 36 and 38).
+ * description, so a clip with a picture never makes ffmpeg start twice for WebM (BENCHMARKS.md,
+ * changes 36 and 38).
  */
 export const VP9_SPEED: readonly string[] = ['-deadline', 'realtime', '-cpu-used', '8'];
 
 /** Even dimensions, which 4:2:0 encoders require. */
 const EVEN = 'scale=trunc(iw/2)*2:trunc(ih/2)*2';
+
+/** WebM's encoders, whatever the clip (exported for the benchmark's bare command). */
+export const WEBM_ENCODERS: readonly string[] = ['-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0',
+  '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
 
 /** A video container asked for a file that has only sound: the sound alone, in that container. */
 const AUDIO_ONLY_IN_VIDEO_CONTAINER: Record<string, string[]> = {
@@ -123,7 +128,7 @@ function encoderArgs(to: string, facts: MediaFacts): string[] {
     case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
     case 'mkv': return [...videoMap, ...h264, ...aac];
-    case 'webm': return [...videoMap, '-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0', '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
+    case 'webm': return [...videoMap, ...WEBM_ENCODERS];
     case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
     case 'gif': return [
       '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(GIF_MAX_SECONDS),
