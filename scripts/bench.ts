@@ -274,6 +274,55 @@ try {
   const client = new ConvertdClient(service.url);
   const convertVia = (events: boolean, name: string, target: string) => () => timed(() => client.convert(new Blob([files[name]!]), name, target, { events, pollIntervalMs: 500 }));
 
+  // The progress endpoint of one finished job, idle: the server held to core 0 and wrk on the last
+  // core, so the figure is what one core serves, against bare fastify answering the same record the
+  // same way (the baseline). The two take turns run by run, in the order service, bare, bare,
+  // service, ..., and the ratio is the median of each pair's ratio: this machine's figures move by
+  // 2x from one minute to the next, and when all the service's runs came before all the baseline's,
+  // its ratio moved between 0.55x and 0.75x across runs of the same code (BENCHMARKS.md, change
+  // 34). A warm-up for each first (the JIT compiles the hot path). Measured twice: here, on the
+  // fresh service, and in table 3 after every conversion before it, where the same code serves
+  // fewer polls a second (BENCHMARKS.md, change 42).
+  const wrkScript = path.join(work, 'percentiles.lua');
+  await fs.writeFile(wrkScript, WRK_PERCENTILES);
+  const latency = async (seconds: number, url: string): Promise<LoadFigures> => {
+    if (hasWrk) return wrkLoad(url, seconds, os.cpus().length - 1, wrkScript);
+    // autocannon's report has no p95: its p97.5 stands in (the table's heading says so).
+    const result = await autocannon({ url, connections: 10, duration: seconds });
+    return { rps: result.requests.average, p50: result.latency.p50, p95: result.latency.p97_5, p99: result.latency.p99 };
+  };
+  const summary = (runs: LoadFigures[]) => {
+    const of = (key: keyof LoadFigures) => stat(runs.map((r) => r[key]));
+    return { rps: of('rps'), p50: of('p50').median, p95: of('p95').median, p99: of('p99') };
+  };
+  const idleProgress = async (pairs: number) => {
+    const jobId = await client.submit(new Blob([files['small.png']!]), 'idle.png', 'webp');
+    await client.wait(jobId);
+    const progressUrl = `${service.url}/api/progress/${jobId}`;
+    const bareFastify = await startBareFastify(await (await fetch(progressUrl)).json());
+    const bareUrl = `${bareFastify.url}/api/progress/${jobId}`;
+    const serviceRuns: LoadFigures[] = [];
+    const bareRuns: LoadFigures[] = [];
+    try {
+      if (hasWrk) for (const pid of [service.child.pid!, bareFastify.child.pid!]) pin(pid, '0');
+      await latency(3, progressUrl);
+      await latency(3, bareUrl);
+      for (let i = 0; i < pairs; i++) {
+        const serviceFirst = i % 2 === 0;
+        for (const serviceTurn of serviceFirst ? [true, false] : [false, true]) {
+          const figures = await latency(QUICK ? 3 : 4, serviceTurn ? progressUrl : bareUrl);
+          (serviceTurn ? serviceRuns : bareRuns).push(figures);
+        }
+      }
+      if (hasWrk) pin(service.child.pid!, `0-${os.cpus().length - 1}`);
+    } finally {
+      await bareFastify.stop();
+    }
+    const pairRatios = serviceRuns.map((run, i) => run.rps / bareRuns[i]!.rps);
+    return { progressUrl, pairs, service: summary(serviceRuns), bare: summary(bareRuns), ratio: stat(pairRatios).median, interval: medianInterval(pairRatios) };
+  };
+  const freshIdle = await idleProgress(QUICK ? 2 : 4);
+
   // 1. Overhead.
   const out = (name: string) => path.join(work, `bare-${name}`);
   // The image engine's settings (src/engines/sharp/images.ts): WebP at quality 82, effort 4, one
@@ -462,60 +511,17 @@ try {
     }));
     return done / ((performance.now() - begin) / 1000);
   };
-  const idleJob = await client.submit(new Blob([files['small.png']!]), 'idle.png', 'webp');
-  await client.wait(idleJob);
-  const progressUrl = `${service.url}/api/progress/${idleJob}`;
-  const wrkScript = path.join(work, 'percentiles.lua');
-  await fs.writeFile(wrkScript, WRK_PERCENTILES);
-  const latency = async (seconds: number, url = progressUrl): Promise<LoadFigures> => {
-    if (hasWrk) return wrkLoad(url, seconds, os.cpus().length - 1, wrkScript);
-    // autocannon's report has no p95: its p97.5 stands in (the table's heading says so).
-    const result = await autocannon({ url, connections: 10, duration: seconds });
-    return { rps: result.requests.average, p50: result.latency.p50, p95: result.latency.p97_5, p99: result.latency.p99 };
-  };
-  // Idle: the server held to core 0 and wrk on the last core, so the figure is what one core serves,
-  // against bare fastify answering the same record the same way (the baseline). The two take turns
-  // run by run, in the order service, bare, bare, service, ..., and the ratio is the median of each
-  // pair's ratio: this machine's figures move by 2x from one minute to the next, and when all the
-  // service's runs came before all the baseline's, its ratio moved between 0.55x and 0.75x across
-  // runs of the same code (BENCHMARKS.md, change 34). A warm-up for each first (the JIT compiles
-  // the hot path).
-  const bareFastify = await startBareFastify(await (await fetch(progressUrl)).json());
-  const bareUrl = `${bareFastify.url}/api/progress/${idleJob}`;
-  const idlePairs = QUICK ? 2 : 8;
-  const serviceRuns: LoadFigures[] = [];
-  const bareRuns: LoadFigures[] = [];
-  try {
-    if (hasWrk) for (const pid of [service.child.pid!, bareFastify.child.pid!]) pin(pid, '0');
-    await latency(3, progressUrl);
-    await latency(3, bareUrl);
-    for (let i = 0; i < idlePairs; i++) {
-      const serviceFirst = i % 2 === 0;
-      for (const serviceTurn of serviceFirst ? [true, false] : [false, true]) {
-        const figures = await latency(QUICK ? 3 : 4, serviceTurn ? progressUrl : bareUrl);
-        (serviceTurn ? serviceRuns : bareRuns).push(figures);
-      }
-    }
-    if (hasWrk) pin(service.child.pid!, `0-${os.cpus().length - 1}`);
-  } finally {
-    await bareFastify.stop();
-  }
-  const summary = (runs: typeof serviceRuns) => {
-    const of = (key: keyof LoadFigures) => stat(runs.map((r) => r[key]));
-    return { rps: of('rps'), p50: of('p50').median, p95: of('p95').median, p99: of('p99') };
-  };
-  const idle = summary(serviceRuns);
-  const bareIdle = summary(bareRuns);
-  const pairRatios = serviceRuns.map((run, i) => run.rps / bareRuns[i]!.rps);
-  const idleRatio = stat(pairRatios).median;
-  const idleRatioInterval = medianInterval(pairRatios);
+  const idle = await idleProgress(QUICK ? 2 : 8);
+  const jobsBeforeIdle = service.jobsDone.size;
   const mix = ['small.png:webp', 'small.md:html', 'small.docx:pdf', 'small.csv:json'];
   const ms = (value: number) => value.toFixed(2);
-  const latencies = (figures: typeof idle) => `${ms(figures.p50)} / ${ms(figures.p95)} / ${ms(figures.p99.median)} (${ms(figures.p99.min)}-${ms(figures.p99.max)})`;
+  const latencies = (figures: typeof idle.service) => `${ms(figures.p50)} / ${ms(figures.p95)} / ${ms(figures.p99.median)} (${ms(figures.p99.min)}-${ms(figures.p99.max)})`;
   const oneCore = hasWrk ? ', on one core' : '';
+  const ratioToBaseline = (run: typeof idle) => `${run.ratio.toFixed(2)}x the baseline${run.interval ? ` (${run.interval.map((r) => r.toFixed(2)).join('-')})` : ''}`;
   const throughputRows: string[][] = [
-    [`baseline: bare fastify, same record${oneCore}`, '-', fmt(bareIdle.rps), latencies(bareIdle)],
-    [`idle${oneCore}`, '-', `${fmt(idle.rps)}, ${idleRatio.toFixed(2)}x the baseline${idleRatioInterval ? ` (${idleRatioInterval.map((r) => r.toFixed(2)).join('-')})` : ''}`, latencies(idle)],
+    [`baseline: bare fastify, same record${oneCore}`, '-', fmt(idle.bare.rps), latencies(idle.bare)],
+    [`idle${oneCore}, after the ${jobsBeforeIdle} jobs of tables 1-2b`, '-', `${fmt(idle.service.rps)}, ${ratioToBaseline(idle)}`, latencies(idle.service)],
+    [`idle${oneCore}, fresh service (before table 1, one job done)`, '-', `${fmt(freshIdle.service.rps)}, ${ratioToBaseline(freshIdle)} (its baseline: ${fmt(freshIdle.bare.rps)})`, latencies(freshIdle.service)],
   ];
   for (const concurrency of QUICK ? [1, 2, 4] : [1, 2, 4, 8]) {
     const seconds = QUICK ? 6 : 15;
@@ -523,11 +529,11 @@ try {
       const [name, target] = mix[i % mix.length]!.split(':') as [string, string];
       return client.convert(new Blob([files[name]!]), name, target);
     };
-    const [progress, rate] = await Promise.all([latency(seconds - 1), perSecond(concurrency, seconds, convertMix)]);
+    const [progress, rate] = await Promise.all([latency(seconds - 1, idle.progressUrl), perSecond(concurrency, seconds, convertMix)]);
     throughputRows.push([String(concurrency), rate.toFixed(1), progress.rps.toFixed(0), `${ms(progress.p50)} / ${ms(progress.p95)} / ${ms(progress.p99)}`]);
   }
   const loadTool = hasWrk
-    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle row the service is held to core 0 (taskset), so that row is what one core serves, as in the baseline row, where bare fastify (the service's version, nothing else) answers the same record on the same route. The two take turns, ${idlePairs} runs each after a warm-up (median and spread; p99's spread in brackets); the ratio is the median of the ratios within each pair of runs, with its 95% interval. Latency columns: p50 / p95 / p99`
+    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle row the service is held to core 0 (taskset), so that row is what one core serves, as in the baseline row, where bare fastify (the service's version, nothing else) answers the same record on the same route. The two take turns, ${idle.pairs} runs each after a warm-up (median and spread; p99's spread in brackets); the ratio is the median of the ratios within each pair of runs, with its 95% interval. The fresh row is measured the same way (${freshIdle.pairs} pairs, with a baseline run of its own) on the same service before table 1: the same code serves more polls a second before the mixed traffic of the tables has shaped the JIT's view of Node's shared internals (BENCHMARKS.md, change 42). Latency columns: p50 / p95 / p99`
     : 'autocannon (in the benchmark process) polls one job\'s /api/progress with 10 connections (in the baseline row, bare fastify, the service\'s version with nothing else, answering the same record on the same route). Latency columns: p50 / p97.5 (autocannon reports no p95) / p99';
   table('3. Throughput', `A mixed workload (${mix.join(', ')}) with N clients converting in turn (each following the event stream), while ${loadTool}, in ms.`,
     ['clients', 'conversions/s', 'progress requests/s', 'progress latency, ms'], throughputRows);
