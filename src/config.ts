@@ -1,5 +1,6 @@
 // Configuration from environment variables, validated once at start. Every variable is documented
-// in the README; a bad value stops the service with a message naming the variable.
+// in the README; a bad value stops the service with a message naming the variable. An engine's own
+// settings are declared in its module (src/engines/<tool>/) and read with these by main.ts.
 import os from 'node:os';
 import path from 'node:path';
 
@@ -34,11 +35,6 @@ export interface Config {
   readonly requestTimeoutSeconds: number;
   readonly idleTimeoutSeconds: number;
   readonly logLevel: string;
-  /** Warm LibreOffice processes, conversions before one is replaced, start mode, and waiting jobs allowed. */
-  readonly libreofficePool: number;
-  readonly libreofficeMaxJobs: number;
-  readonly libreofficeStart: 'eager' | 'lazy';
-  readonly libreofficeQueue: number;
   /** "auto": engines run in bubblewrap, and the service refuses to start without it; "off": unconfined. */
   readonly sandbox: 'auto' | 'off';
   /** Per-engine wall-clock limits in seconds (engine id → seconds), over each engine's default. */
@@ -104,13 +100,6 @@ function sandboxMode(raw: string | undefined): 'auto' | 'off' {
   if (value === 'auto' || value === 'on' || value === '') return 'auto';
   if (value === 'off') return 'off';
   throw new ConfigError(`CONVERTD_SANDBOX: "${raw}" must be "auto" (the default) or "off"`);
-}
-
-function startMode(raw: string | undefined): 'eager' | 'lazy' {
-  const value = (raw ?? 'eager').trim().toLowerCase();
-  if (value === 'eager' || value === '') return 'eager';
-  if (value === 'lazy') return 'lazy';
-  throw new ConfigError(`CONVERTD_LIBREOFFICE_START: "${raw}" must be "eager" (the default) or "lazy"`);
 }
 
 /** Parses "libreoffice=120,pandoc=30" (engine id = seconds). */
@@ -183,11 +172,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTimeoutSeconds: integer(env, 'CONVERTD_IDLE_TIMEOUT_SECONDS', 60, 1),
     logLevel: env.CONVERTD_LOG_LEVEL?.trim() || 'info',
     sandbox: sandboxMode(env.CONVERTD_SANDBOX),
-    // About 300 MiB each once warm: one per core, at most four, unless told otherwise.
-    libreofficePool: integer(env, 'CONVERTD_LIBREOFFICE_POOL', Math.min(4, cores), 1, 64),
-    libreofficeMaxJobs: integer(env, 'CONVERTD_LIBREOFFICE_MAX_JOBS', 100, 1),
-    libreofficeStart: startMode(env.CONVERTD_LIBREOFFICE_START),
-    libreofficeQueue: integer(env, 'CONVERTD_LIBREOFFICE_QUEUE', 100, 0),
     engineTimeouts: parseEngineTimeouts(env.CONVERTD_ENGINE_TIMEOUTS),
     // Room for LibreOffice on a large spreadsheet or ffmpeg on 4K video; a bomb stops here.
     engineMemoryMb: integer(env, 'CONVERTD_ENGINE_MEMORY_MB', 2048, 0, 1024 * 1024),

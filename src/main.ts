@@ -6,22 +6,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
+import os from 'node:os';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { catalogueOf, checkEngineNames, createEngines, readEngineSettings } from './engines/assembly.ts';
+import { ENGINE_MODULES } from './engines/index.ts';
 import { EngineRegistry } from './engines/registry.ts';
-import { ArchiveEngine } from './engines/archives.ts';
-import { DataEngine } from './engines/data.ts';
-import { FfmpegEngine } from './engines/ffmpeg.ts';
-import { FontEngine } from './engines/fonts.ts';
-import { ImageMagickEngine } from './engines/imagemagick.ts';
-import { LibreOfficeEngine } from './engines/libreoffice.ts';
-import { CalibreEngine } from './engines/calibre.ts';
-import { GhostscriptEngine } from './engines/ghostscript.ts';
-import { Img2PdfEngine } from './engines/img2pdf.ts';
-import { PandocEngine } from './engines/pandoc.ts';
-import { PopplerEngine } from './engines/poppler.ts';
-import { RsvgEngine } from './engines/rsvg.ts';
-import { SharpEngine } from './engines/sharp.ts';
-import { VipsCliEngine } from './engines/vips.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
 import { configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
 import { stopLaunchers } from './process/launchers.ts';
@@ -97,9 +86,13 @@ function stopOnBadConfiguration(message: string): never {
   process.exit(2);
 }
 
-function readConfig(): Config {
+/** The service's configuration and each engine's settings, from the environment. */
+function readConfig(): { config: Config; engineSettings: Map<string, Record<string, unknown>> } {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    checkEngineNames(ENGINE_MODULES, config.engineTimeouts);
+    const engineSettings = readEngineSettings(ENGINE_MODULES, process.env, { cores: Math.max(1, os.availableParallelism()) });
+    return { config, engineSettings };
   } catch (error) {
     if (error instanceof ConfigError) stopOnBadConfiguration(error.message);
     throw error;
@@ -107,7 +100,7 @@ function readConfig(): Config {
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  const { config, engineSettings } = readConfig();
   const destination = openLogDestination();
   const log = pino({ level: config.logLevel, base: { service: 'convertd' } }, destination.stream);
   const exit = (code: number): never => {
@@ -135,42 +128,21 @@ async function main(): Promise<void> {
   const { store, queue, changes } = backends;
   const runsWorkers = config.role !== 'api';
   const servesHttp = config.role !== 'worker';
-  const libreoffice = new LibreOfficeEngine({
-    size: config.libreofficePool,
-    maxJobsPerProcess: config.libreofficeMaxJobs,
-    // An API node never converts: its pool must not start processes.
-    start: runsWorkers ? config.libreofficeStart : 'lazy',
-    maxWaiting: config.libreofficeQueue,
-    stateDir: path.join(config.dataDir, 'engines', 'libreoffice'),
-    maxOutputBytes: config.maxOutputBytes,
-  }, log);
   // An API node probes the engines too: its catalogue and route checks come from them, so API
   // nodes and workers must have the same engines installed.
-  // Node pools (sharp, data): one process per concurrent job, started at once where jobs run.
-  const nodePool = (engine: string) => ({
-    size: config.concurrency,
-    start: runsWorkers ? 'eager' as const : 'lazy' as const,
-    stateDir: path.join(config.dataDir, 'engines', engine),
+  const created = createEngines(ENGINE_MODULES, engineSettings, {
+    log,
+    concurrency: config.concurrency,
     maxOutputBytes: config.maxOutputBytes,
+    runsJobs: runsWorkers,
+    stateRoot: path.join(config.dataDir, 'engines'),
   });
-  const sharpEngine = new SharpEngine(nodePool('sharp'), log);
-  const dataEngine = new DataEngine(nodePool('data'), log);
-  const allEngines = [
-    sharpEngine, new VipsCliEngine(), new ImageMagickEngine(), new RsvgEngine(), new FfmpegEngine(),
-    new FontEngine(), new ArchiveEngine(), dataEngine, libreoffice, new PandocEngine(), new PopplerEngine(sharpEngine),
-    new GhostscriptEngine(), new Img2PdfEngine(sharpEngine), new CalibreEngine(),
-  ];
-  const unknownEngines = Object.keys(config.engineTimeouts).filter((id) => !allEngines.some((engine) => engine.id === id));
-  if (unknownEngines.length > 0) {
-    stopOnBadConfiguration(`CONVERTD_ENGINE_TIMEOUTS names no engine "${unknownEngines.join('", "')}": use ${allEngines.map((e) => e.id).join(', ')}`);
-  }
-  const engines = await EngineRegistry.start(allEngines, log);
+  const engines = await EngineRegistry.start(created.engines, log, catalogueOf(ENGINE_MODULES), created.failed);
   const metrics = new Metrics({
     queueWaiting: () => queue.waiting(),
     jobsRunning: () => queue.active(),
     disk: () => storage.diskSpace(),
-    pools: [{ name: 'libreoffice', stats: () => libreoffice.pool.stats() }, { name: 'sharp', stats: () => sharpEngine.pool.stats() },
-      { name: 'data', stats: () => dataEngine.pool.stats() }],
+    pools: created.engines.flatMap((engine) => (engine.poolStats ? [{ name: engine.id, stats: () => engine.poolStats!() }] : [])),
   });
   const service = new JobService({ store, queue, storage, engines, config, log, changes });
   const worker = new JobWorker({ store, storage, engines, config, log, metrics, changes });

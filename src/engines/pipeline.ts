@@ -5,7 +5,7 @@ import { statSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
-import { formatCatalogue } from '../formats/catalogue.ts';
+import type { FormatCatalogue } from '../formats/catalogue.ts';
 import { formatOfContent } from '../formats/sniff.ts';
 import type { Route } from './planner.ts';
 import type { EngineLimits } from './types.ts';
@@ -15,6 +15,8 @@ export interface PipelineRequest {
   readonly input: string;
   readonly workDir: string;
   readonly limits: EngineLimits;
+  /** The catalogue, for checking each step's output against its format's signature. */
+  readonly formats: FormatCatalogue;
   readonly signal: AbortSignal;
   /** Overall progress, 0..1, never decreasing. */
   readonly onProgress: (fraction: number) => void;
@@ -40,7 +42,7 @@ export function estimatedFraction(elapsedSeconds: number, expectedSeconds: numbe
   return Math.min(0.95, 1 - Math.exp(-elapsedSeconds / Math.max(0.05, expectedSeconds)));
 }
 
-export async function checkOutput(file: string, format: string, maxBytes: number): Promise<number> {
+export async function checkOutput(file: string, format: string, maxBytes: number, formats: FormatCatalogue): Promise<number> {
   // Synchronous, as the job path's other metadata calls (storage/local.ts says why).
   let stat: Stats | undefined;
   try {
@@ -52,9 +54,9 @@ export async function checkOutput(file: string, format: string, maxBytes: number
     throw new ConvertdError('conversion_failed', 'The converter produced no output: the file may use features it does not support.');
   }
   if (stat.size > maxBytes) throw new ConvertdError('output_too_large');
-  const definition = formatCatalogue.get(format);
+  const definition = formats.get(format);
   if (definition?.detect === 'magic') {
-    const detectedId = await formatOfContent(file);
+    const detectedId = await formatOfContent(file, formats);
     const same = detectedId === format || (detectedId !== undefined && detectedId === definition.signatureOf);
     if (!same) {
       throw new ConvertdError('conversion_failed', `The converter produced something other than ${format}: the conversion failed.`);
@@ -117,7 +119,7 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
       if (ticker) clearInterval(ticker);
     }
     signal.throwIfAborted();
-    await checkOutput(output, step.to, limits.maxOutputBytes);
+    await checkOutput(output, step.to, limits.maxOutputBytes, request.formats);
     // Intermediate files go as soon as the next step has what it needs: disk is a shared budget.
     if (current !== request.input) await fs.rm(current, { force: true });
     current = output;

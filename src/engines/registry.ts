@@ -1,7 +1,7 @@
 // Probes the engines at start and computes, from the declarations of those that passed, the
 // public catalogue and the route planner. Nothing is advertised that did not pass its probe.
 import type { Logger } from 'pino';
-import { formatCatalogue, type FormatCatalogue } from '../formats/catalogue.ts';
+import type { FormatCatalogue } from '../formats/catalogue.ts';
 import { RoutePlanner, type Route } from './planner.ts';
 import type { ConversionEdge, Engine } from './types.ts';
 
@@ -62,7 +62,11 @@ export class EngineRegistry {
     });
   }
 
-  static async start(engines: readonly Engine[], log: Logger, formats: FormatCatalogue = formatCatalogue): Promise<EngineRegistry> {
+  /**
+   * Probes the engines; `unavailable` are engines that could not even be created (assembly.ts),
+   * reported beside those whose probe failed.
+   */
+  static async start(engines: readonly Engine[], log: Logger, formats: FormatCatalogue, unavailable: readonly EngineStatus[] = []): Promise<EngineRegistry> {
     const results = await Promise.all(engines.map(async (engine) => {
       const started = performance.now();
       try {
@@ -76,7 +80,7 @@ export class EngineRegistry {
       }
     }));
     const working = results.filter((r) => r.status.ok);
-    return new EngineRegistry(working, results.map((r) => r.status), formats);
+    return new EngineRegistry(working, [...results.map((r) => r.status), ...unavailable], formats);
   }
 
   /** Whether the format is one an engine reads. */

@@ -1,6 +1,9 @@
-// The contract every engine module fulfils. An engine declares, as data, which conversions it does
-// (edges); the registry probes it at start and the planner routes jobs over the edges of the
-// engines that passed. Engines never see HTTP, job records or storage: a file in, a file out.
+// The contract every engine fulfils (an engine is what an engine module's create() returns, see
+// module.ts). An engine declares, as data, which conversions it does (edges); the registry probes
+// it at start and the planner routes jobs over the edges of the engines that passed. Engines never
+// see HTTP, job records or storage: a file in, a file out.
+import type { Capabilities } from './capabilities.ts';
+import type { PoolStats } from '../process/pool/supervisor.ts';
 
 export interface ConversionEdge {
   readonly from: string;
@@ -78,4 +81,8 @@ export interface Engine {
   close?(): Promise<void>;
   /** For engines that keep processes (pools): whether they can take work now, for /readyz. */
   health?(): { readonly ok: boolean; readonly detail: Readonly<Record<string, unknown>> };
+  /** For engines that keep a pool: its figures, for /metrics' pool gauges. */
+  poolStats?(): PoolStats;
+  /** What it offers other engines: one entry per capability its module `provides`. */
+  readonly capabilities?: Partial<Capabilities>;
 }

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from 'file-type';
 import { bufferSource, ooxmlKind, type ByteSource } from './ooxml-shortcut.ts';
-import { formatCatalogue, type FormatCatalogue, type FormatDefinition } from './catalogue.ts';
+import type { FormatCatalogue, FormatDefinition } from './catalogue.ts';
 
 export interface SniffResult {
   /** The recognised format, or undefined when the service does not know it. */
@@ -68,57 +68,46 @@ function unsupportedVariant(head: Buffer, ext: string): string | undefined {
 }
 
 /**
- * Signatures file-type does not know, for formats our engines read: the first bytes decide.
- * (Text formats are matched on their start, after an optional byte-order mark and white space.)
+ * Signatures file-type does not know, declared by the formats themselves (FormatDefinition.signature):
+ * the first bytes decide; text formats are matched on their start, after an optional byte-order
+ * mark and white space.
  */
-function ownSignature(head: Buffer): string | undefined {
-  const netpbm = /^P([1-6])[ \t\r\n#]/.exec(head.toString('latin1', 0, 3));
-  if (netpbm) return { 1: 'pbm', 4: 'pbm', 2: 'pgm', 5: 'pgm', 3: 'ppm', 6: 'ppm' }[Number(netpbm[1])];
-  if (head[0] === 0x0a && [0, 2, 3, 4, 5].includes(head[1]!) && head[2] === 1 && [1, 2, 4, 8].includes(head[3]!)) return 'pcx';
-  if (head.toString('latin1', 0, 4) === 'DDS ') return 'dds';
-  // WordPerfect 5 and later: FF "WPC", then the product type (1 = WordPerfect) at byte 8.
-  if (head.toString('latin1', 0, 4) === '\xffWPC' && head[8] === 1) return 'wpd';
+function ownSignature(head: Buffer, catalogue: FormatCatalogue): string | undefined {
   const text = head.toString('utf8').replace(/^\uFEFF/, '').trimStart();
-  if (text.startsWith('/* XPM */')) return 'xpm';
-  // SVG: an XML document whose root element is <svg>, possibly after a declaration, comments and a doctype.
-  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>\s*)*<svg[\s>]/i.test(text)) return 'svg';
-  return undefined;
+  return catalogue.all().find((format) => format.signature?.(head, text))?.id;
 }
 
 /**
- * Word, Excel and PowerPoint 97-2003 files are all OLE compound files (file-type says "cfb"); the
- * streams inside tell them apart. Their names are stored in UTF-16 in the file's directory, which
- * may sit anywhere in it, so the whole file is searched (uploads are bounded).
+ * Office 97-2003 files (and others) are OLE compound files (file-type says "cfb"); the streams
+ * inside, which formats declare (FormatDefinition.compoundStreams), tell them apart. Their names
+ * are stored in UTF-16 in the file's directory, which may sit anywhere in it, so the whole file is
+ * searched (uploads are bounded).
  */
-const CFB_STREAMS: ReadonlyArray<[string, string]> = [
-  ['WordDocument', 'doc'], ['Workbook', 'xls'], ['Book', 'xls'], ['PowerPoint Document', 'ppt'],
-];
-
-/** What Office writes for a password-protected docx, xlsx or pptx: the package, encrypted, in an OLE file. */
-const ENCRYPTED_OOXML = new Set(['docx', 'xlsx', 'pptx']);
-
-async function compoundFileKind(file: string, ext = ''): Promise<string | undefined> {
+async function compoundFileKind(file: string, catalogue: FormatCatalogue, ext = ''): Promise<string | undefined> {
   const content = await fs.readFile(file);
-  for (const [stream, format] of CFB_STREAMS) {
+  for (const format of catalogue.all()) {
     // A directory entry's name is followed by a UTF-16 NUL terminator.
-    if (content.includes(Buffer.from(`${stream}\0`, 'utf16le'))) return format;
+    if (format.compoundStreams?.some((stream) => content.includes(Buffer.from(`${stream}\0`, 'utf16le')))) return format.id;
   }
   // Taken as the format its name says, so that the job can say it is encrypted (not "unsupported").
-  if (ENCRYPTED_OOXML.has(ext) && content.includes(Buffer.from('EncryptedPackage\0', 'utf16le'))) return ext;
+  const named = catalogue.resolve(ext);
+  if (named?.encryptedInCompoundFile && content.includes(Buffer.from('EncryptedPackage\0', 'utf16le'))) return named.id;
   return undefined;
 }
 
 /**
- * Kindle KF8 (azw3) and Mobipocket share the BOOKMOBI signature; the name tells what the client
- * calls it, and calibre reads both the same way.
+ * The format content with `signed`'s signature is taken as: a format that shares the signature
+ * and whose name the upload bears, where it says the name decides (FormatDefinition.nameDecides).
  */
-const MOBI_NAMES: Readonly<Record<string, string>> = { azw3: 'azw3', azw: 'azw3' };
+function namedVariant(signed: FormatDefinition, byName: FormatDefinition | undefined): FormatDefinition {
+  return byName?.nameDecides && byName.signatureOf === signed.id ? byName : signed;
+}
 
 /** Signatures too weak to overrule the name: a cursor's is 00 00 02 00, which is also how every
  * uncompressed true-colour TGA without an id field begins. */
 const WEAK_SIGNATURES = new Set(['cur']);
 
-export async function sniffFile(file: string, filename: string, catalogue: FormatCatalogue = formatCatalogue): Promise<SniffResult> {
+export async function sniffFile(file: string, filename: string, catalogue: FormatCatalogue): Promise<SniffResult> {
   const { found, head } = await identify(file);
   const ext = path.extname(filename).slice(1).toLowerCase();
   const byName = ext ? catalogue.resolve(ext) : undefined;
@@ -128,34 +117,26 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
   if (byContent) {
     const variant = unsupportedVariant(head, byContent.ext);
     if (variant) return { format: undefined, detected: variant };
-    // An ASF container holds Windows Media audio or video alike; only the name tells them apart,
-    // and either way ffmpeg reads it the same.
-    if (byContent.ext === 'asf') {
-      const named = ext === 'wma' ? 'wma' : 'wmv';
-      return { format: catalogue.get(named), detected: named };
-    }
     if (byContent.ext === 'cfb') {
-      const kind = await compoundFileKind(file, ext);
+      const kind = await compoundFileKind(file, catalogue, ext);
       return { format: kind ? catalogue.get(kind) : undefined, detected: kind ?? 'an OLE compound file' };
-    }
-    if (byContent.ext === 'mobi') {
-      const named = MOBI_NAMES[ext] ?? 'mobi';
-      return { format: catalogue.get(named), detected: named };
     }
     const format = catalogue.resolve(byContent.ext);
     // A signature we know of a format we do not handle: the extension must not override it.
-    return { format: format?.detect === 'magic' ? format : undefined, detected: byContent.ext };
+    if (format?.detect !== 'magic') return { format: undefined, detected: byContent.ext };
+    const taken = namedVariant(format, byName);
+    return { format: taken, detected: taken.id };
   }
-  const signed = ownSignature(head);
+  const signed = ownSignature(head, catalogue);
   if (signed) return { format: catalogue.get(signed), detected: signed };
   if (byName?.detect === 'extension') return { format: byName, detected: byName.id };
   return { format: undefined, detected: undefined };
 }
 
 /** The format id the content alone shows, by the same signatures as uploads; for checking outputs. */
-export async function formatOfContent(file: string, catalogue: FormatCatalogue = formatCatalogue): Promise<string | undefined> {
+export async function formatOfContent(file: string, catalogue: FormatCatalogue): Promise<string | undefined> {
   const { found, head } = await identify(file);
-  if (found?.ext === 'cfb') return compoundFileKind(file);
-  if (found && found.ext !== 'xml') return found.ext === 'asf' ? 'wmv' : catalogue.resolve(found.ext)?.id;
-  return ownSignature(head);
+  if (found?.ext === 'cfb') return compoundFileKind(file, catalogue);
+  if (found && found.ext !== 'xml') return catalogue.resolve(found.ext)?.id;
+  return ownSignature(head, catalogue);
 }

@@ -86,6 +86,7 @@ export class JobWorker {
         input,
         workDir,
         signal,
+        formats: engines.formats,
         engineTimeouts: config.engineTimeouts,
         limits: {
           timeoutMs: config.jobTimeoutSeconds * 1000,

@@ -1,0 +1,12 @@
+// Ebooks through calibre's ebook-convert.
+import { defineEngine } from '../module.ts';
+import { CalibreEngine } from './engine.ts';
+import { FORMATS } from './formats.ts';
+
+export default defineEngine({
+  id: 'calibre',
+  summary: '`ebook-convert` (input always `input.<epub/mobi/azw3/fb2>`, real progress)',
+  packages: { debian: ['calibre'] },
+  formats: FORMATS,
+  create: () => new CalibreEngine(),
+});

@@ -1,0 +1,72 @@
+// Structured data (csv, tsv, json, ndjson, yaml, toml, xml, xlsx, ods) with well-kept npm libraries,
+// in a pool of warm, sandboxed Node processes (the context's node pool, loading convert.ts): parsing a
+// 25 MB document takes the CPU for a while, which must not stall the service's event loop, and
+// hostile content stays contained. The processes see node_modules, src and package.json
+// read-only (not the data dir), and their heap is capped.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PoolStats, ProcessPool } from '../../process/pool/supervisor.ts';
+import type { EngineContext } from '../module.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const MODULE = fileURLToPath(new URL('./convert.ts', import.meta.url));
+
+const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx', 'ods'];
+const WORKBOOKS = new Set(['xlsx', 'ods']);
+// Between two workbook formats this engine carries values only; LibreOffice, when installed, keeps
+// styles, formulas and charts, so these edges cost more and serve only as the fallback.
+const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({
+  from, to, cost: WORKBOOKS.has(from) && WORKBOOKS.has(to) ? 6 : 1,
+})));
+
+export class DataEngine implements Engine {
+  readonly id = 'data';
+  readonly timeoutSeconds = 120;
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+  readonly pool: ProcessPool;
+  private readonly withScratchDir: EngineContext<unknown>['withScratchDir'];
+
+  constructor(context: EngineContext<unknown>) {
+    this.withScratchDir = context.withScratchDir;
+    this.pool = context.pools.node({
+      label: 'the data converter',
+      logName: 'data',
+      module: MODULE,
+      heapMb: 768,
+      tooComplex: 'The data is too large or too deeply nested to convert.',
+    });
+  }
+
+  estimateSeconds(inputBytes: number): number {
+    return 0.05 + inputBytes / 3_000_000;
+  }
+
+  async probe(): Promise<void> {
+    await this.pool.init();
+    await this.withScratchDir(async (dir) => {
+      await fs.writeFile(path.join(dir, 'probe.csv'), 'name,size\nconvertd,1\n');
+      await this.pool.convert(path.join(dir, 'probe.csv'), path.join(dir, 'probe.json'), { from: 'csv', to: 'json' }, 30_000, AbortSignal.timeout(60_000), { probe: true });
+      const parsed = JSON.parse(await fs.readFile(path.join(dir, 'probe.json'), 'utf8')) as Array<{ name: string }>;
+      if (parsed[0]?.name !== 'convertd') throw new Error('the data converter wrote something unexpected');
+    });
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, from, to, limits, signal } = request;
+    await this.pool.convert(input, output, { from, to }, limits.timeoutMs, signal);
+  }
+
+  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
+    return this.pool.health();
+  }
+
+  poolStats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}

@@ -1,0 +1,368 @@
+// Audio and video through Debian's ffmpeg. Safety first (shared/security.md section 2): ffmpeg
+// probes by content, so an HLS playlist or a concat script uploaded as "video.mp4" would make it
+// open other files. ffmpeg runs with `-protocol_whitelist file` and `-format_whitelist` (only
+// demuxers that read nothing but the file itself), in the sandbox where only the job's own
+// directory exists. Before it converts anything ffmpeg describes its input; the gate reads that
+// description and stops ffmpeg unless the container is on the allow-list and the duration, frame
+// size and frame count are within the caps (see convert). Progress is real: ffmpeg's `-progress`
+// output against the input's duration.
+import path from 'node:path';
+import { ConvertdError } from '../../errors.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
+import { withScratchDir } from '../../process/scratch.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
+const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff'];
+const VIDEO_SOURCES = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wmv', 'ogv', 'm4v'];
+const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif'];
+
+/** Demuxers ffmpeg may use: nothing that reads other files (hls, concat, image2 sequences...). */
+const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac,mpeg,flv,asf,aiff,ac3,amr,gif';
+/** Containers accepted, as ffmpeg names them (each a demuxer of the list above). */
+const ACCEPTED_CONTAINERS = new Set([
+  'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'mp3', 'wav', 'flac', 'ogg', 'aac', 'mpeg', 'flv', 'asf', 'aiff', 'ac3', 'amr', 'gif',
+]);
+
+/** Largest video frame decoded: 4096 x 4096. */
+const MAX_FRAME_PIXELS = 4096 * 4096;
+/** Most frames a video may declare (four hours at 30 fps; a GIF frame bomb declares far more for its size). */
+const MAX_FRAMES = 432_000;
+/** Animated GIF output: the first GIF_MAX_SECONDS, GIF_FPS frames a second, at most GIF_WIDTH wide. */
+const GIF_MAX_SECONDS = 30;
+const GIF_FPS = 10;
+const GIF_WIDTH = 480;
+
+function edges(): ConversionEdge[] {
+  const list: ConversionEdge[] = [];
+  for (const from of AUDIO_SOURCES) {
+    for (const to of AUDIO_TARGETS) if (to !== from) list.push({ from, to, cost: 2 });
+  }
+  for (const from of VIDEO_SOURCES) {
+    for (const to of VIDEO_TARGETS) {
+      // video → gif leaves the video family: only for an uploaded video, never mid-route.
+      if (to !== from) list.push({ from, to, cost: to === 'webm' ? 12 : 8, chainable: to !== 'gif' });
+    }
+    for (const to of AUDIO_TARGETS) list.push({ from, to, cost: 3 });
+  }
+  // An animated GIF becomes a video worth the name.
+  // Only for an uploaded GIF: chained, it would make videos (and then sound) out of still images.
+  for (const to of ['mp4', 'webm']) list.push({ from: 'gif', to, cost: to === 'webm' ? 12 : 8, chainable: false });
+  return list;
+}
+
+/** What the gate and the encoder settings need to know of an input. */
+interface MediaFacts {
+  container: string;
+  duration: number;
+  /** Frames the video stream holds: its frame rate times the duration. */
+  frames: number;
+  video?: { width: number; height: number };
+  hasAudio: boolean;
+}
+
+const MUXER: Record<string, string> = {
+  mp3: 'mp3', wav: 'wav', flac: 'flac', ogg: 'ogg', opus: 'opus', m4a: 'ipod', aiff: 'aiff',
+  mp4: 'mp4', webm: 'webm', mkv: 'matroska', mov: 'mov', avi: 'avi', gif: 'gif',
+};
+
+/** x264 preset by length: quality for short clips, speed for long ones (the job has a time limit). */
+function x264Preset(seconds: number): string {
+  if (seconds <= 60) return 'medium';
+  if (seconds <= 600) return 'fast';
+  return 'veryfast';
+}
+
+/**
+ * VP9's speed, the same for every clip: libvpx's realtime deadline with cpu-used 8. libvpx at its
+ * defaults runs about 16x slower than realtime here, and "good" with cpu-used 4 encodes about 30
+ * megapixels a second on two cores (30 s of 720p in 27 s, shared/stack.md). Realtime with
+ * cpu-used 8 is four to nine times faster than "good" at an SSIM within 0.002 of it, on the
+ * corpus's clips as on a 20 s 1080p phone clip of 25 MB (10 s instead of 53 s); its files are
+ * 20-45% larger. One setting for all also means the arguments never wait on the input's
+ * description, so a clip with a picture never makes ffmpeg start twice for WebM (BENCHMARKS.md,
+ * changes 36 and 38).
+ */
+export const VP9_SPEED: readonly string[] = ['-deadline', 'realtime', '-cpu-used', '8'];
+
+/** Even dimensions, which 4:2:0 encoders require. */
+const EVEN = 'scale=trunc(iw/2)*2:trunc(ih/2)*2';
+
+/** WebM's encoders, whatever the clip (exported for the benchmark's bare command). */
+export const WEBM_ENCODERS: readonly string[] = ['-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0',
+  '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
+
+/** A video container asked for a file that has only sound: the sound alone, in that container. */
+const AUDIO_ONLY_IN_VIDEO_CONTAINER: Record<string, string[]> = {
+  mp4: ['-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'],
+  mov: ['-c:a', 'aac', '-b:a', '160k'],
+  mkv: ['-c:a', 'aac', '-b:a', '160k'],
+  webm: ['-c:a', 'libopus', '-b:a', '128k'],
+  avi: ['-c:a', 'libmp3lame', '-q:a', '4'],
+};
+
+/** Encoders of the sound targets: the same whatever the input holds. */
+const SOUND_ENCODERS: Record<string, string[]> = {
+  mp3: ['-vn', '-sn', '-dn', '-c:a', 'libmp3lame', '-q:a', '2'],
+  wav: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16le'],
+  flac: ['-vn', '-sn', '-dn', '-c:a', 'flac'],
+  ogg: ['-vn', '-sn', '-dn', '-c:a', 'libvorbis', '-q:a', '5'],
+  opus: ['-vn', '-sn', '-dn', '-c:a', 'libopus', '-b:a', '128k'],
+  m4a: ['-vn', '-sn', '-dn', '-c:a', 'aac', '-b:a', '192k'],
+  aiff: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16be'],
+};
+
+/** What ffmpeg starts with before it has described its input: a short clip with a picture and sound. */
+const SHORT_CLIP: MediaFacts = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
+
+/** The encoder's arguments: a sound target's are the same whatever the input holds. */
+function encoderArgs(to: string, facts: MediaFacts): string[] {
+  const sound = SOUND_ENCODERS[to];
+  if (sound) return sound;
+  const audioOnly = AUDIO_ONLY_IN_VIDEO_CONTAINER[to];
+  if (!facts.video && audioOnly) return ['-map', '0:a:0', '-vn', '-sn', '-dn', ...audioOnly];
+  const h264 = ['-c:v', 'libx264', '-preset', x264Preset(facts.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
+  const aac = ['-c:a', 'aac', '-b:a', '160k'];
+  const videoMap = ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn'];
+  switch (to) {
+    case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
+    case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
+    case 'mkv': return [...videoMap, ...h264, ...aac];
+    case 'webm': return [...videoMap, ...WEBM_ENCODERS];
+    case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
+    case 'gif': return [
+      '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(GIF_MAX_SECONDS),
+      '-vf', `fps=${GIF_FPS},scale='min(${GIF_WIDTH},iw)':-2:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=3`,
+      '-loop', '0',
+    ];
+    default: throw new ConvertdError('conversion_failed', `ffmpeg does not write ${to}.`);
+  }
+}
+
+export class FfmpegEngine implements Engine {
+  readonly id = 'ffmpeg';
+  readonly edges = edges();
+  readonly reportsProgress = true;
+
+  estimateSeconds(inputBytes: number): number {
+    return 1 + inputBytes / 1_000_000;
+  }
+
+  async probe(): Promise<void> {
+    await withScratchDir('ffmpeg', async (dir) => {
+      const result = await runProcess('/usr/bin/ffmpeg', [
+        '-nostdin', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.2',
+        '-c:a', 'libmp3lame', '-f', 'mp3', '-y', 'file:probe.mp3',
+      ], { cwd: dir, timeoutMs: 20_000 });
+      ensureSuccess(result, 'ffmpeg');
+      // The gate reads ffmpeg's description of its input: prove that it reads this ffmpeg's.
+      const limits = { timeoutMs: 20_000, maxOutputBytes: 10 * 1024 * 1024, maxImagePixels: 1, maxMediaSeconds: 60 };
+      const request = { input: path.join(dir, 'probe.mp3'), output: path.join(dir, 'probe.wav'), from: 'mp3', to: 'wav', workDir: dir, limits, signal: AbortSignal.timeout(20_000), onProgress: () => undefined };
+      const seen = await this.encode(request, encoderArgs('wav', SHORT_CLIP), () => 0, request.signal, () => undefined);
+      if (seen?.container !== 'mp3' || !seen.hasAudio || !(seen.duration > 0)) {
+        throw new Error(`ffmpeg's description of its input could not be read (${JSON.stringify(seen)})`);
+      }
+    });
+  }
+
+  /**
+   * One ffmpeg run per conversion, usually. ffmpeg describes its input (container, duration,
+   * streams, frame size) before it converts anything; the gate (admit) reads that description and
+   * stops ffmpeg with its verdict when it refuses. ffmpeg starts with the arguments a short clip
+   * with a picture would get (a sound target's are the same whatever the input); an input that
+   * needs others (a long one, or one without a picture) makes it start again with them. A
+   * separate ffprobe beside it cost about 90 ms of CPU per job just loading its libraries
+   * (BENCHMARKS.md). ffmpeg is held to the demuxer and protocol allow-lists, sandbox and limits
+   * either way, and a run whose input description was never read does not count as a success.
+   */
+  async convert(request: ConvertRequest): Promise<void> {
+    const guess = encoderArgs(request.to, SHORT_CLIP);
+    const restart = new Error('started again with the arguments the input needs');
+    let facts: MediaFacts | undefined;
+    /** One run, stopped by the gate's refusal (or, on the first run, by other arguments needed). */
+    const run = async (encoder: string[], mayRestart: boolean) => {
+      const verdict = new AbortController();
+      const onInput = (found: MediaFacts, first: boolean) => {
+        try {
+          this.admit(found, request);
+        } catch (error) {
+          verdict.abort(error);
+          return;
+        }
+        facts = found;
+        if (mayRestart && first && encoderArgs(request.to, found).join('\0') !== encoder.join('\0')) verdict.abort(restart);
+      };
+      try {
+        await this.encode(request, encoder, () => facts?.duration ?? 0, AbortSignal.any([request.signal, verdict.signal]), onInput);
+      } catch (error) {
+        throw verdict.signal.aborted && !request.signal.aborted ? verdict.signal.reason : error;
+      }
+    };
+    try {
+      await run(guess, true);
+    } catch (error) {
+      if (error !== restart) throw error;
+      await run(encoderArgs(request.to, facts!), false);
+    }
+  }
+
+  /** The gate: allowed container, duration and size caps, the streams the target needs. */
+  private admit(facts: MediaFacts, { to, limits }: ConvertRequest): void {
+    if (!ACCEPTED_CONTAINERS.has(facts.container)) {
+      throw new ConvertdError('unsupported_format', `The file's container (${facts.container || 'unknown'}) is not one this service converts.`);
+    }
+    if (facts.duration > limits.maxMediaSeconds) {
+      throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(facts.duration)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
+    }
+    if (facts.video && facts.video.width * facts.video.height > MAX_FRAME_PIXELS) {
+      throw new ConvertdError('input_too_complex', `The video is ${facts.video.width}x${facts.video.height}; this service converts at most 4096x4096.`);
+    }
+    if (facts.frames > MAX_FRAMES) {
+      throw new ConvertdError('input_too_complex', `The video holds about ${facts.frames} frames (frame rate times duration); this service converts at most ${MAX_FRAMES}.`);
+    }
+    if (to === 'gif' && !facts.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
+    if (!facts.video && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
+    if (!VIDEO_TARGETS.includes(to) && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
+  }
+
+  /**
+   * One ffmpeg run; progress is -progress's output time against the expected duration (0: none).
+   * `onInput` gets ffmpeg's description of the input as soon as it is complete, and again whenever
+   * a later line makes it worse (see InputDescription); the last is also returned.
+   */
+  private async encode(request: ConvertRequest, encoder: string[], expectedSeconds: () => number, signal: AbortSignal,
+    onInput: (facts: MediaFacts, first: boolean) => void): Promise<MediaFacts | undefined> {
+    const { input, output, to, workDir, limits } = request;
+    const args = [
+      // "info" is the level at which ffmpeg describes its input; -nostats keeps the rest quiet.
+      '-nostdin', '-hide_banner', '-loglevel', 'info', '-nostats', '-progress', 'pipe:1',
+      '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
+      '-i', `file:${path.basename(input)}`,
+      '-threads', '2',
+      '-t', String(limits.maxMediaSeconds),
+      '-fs', String(limits.maxOutputBytes),
+      ...encoder,
+      '-f', MUXER[to]!, '-y', `file:${path.basename(output)}`,
+    ];
+    const description = new InputDescription();
+    let seen: MediaFacts | undefined;
+    const deliver = () => {
+      if (!description.complete) return;
+      const facts = description.read();
+      if (seen && JSON.stringify(facts) === JSON.stringify(seen)) return;
+      const first = !seen;
+      seen = facts;
+      onInput(facts, first);
+    };
+    const result = await runProcess('/usr/bin/ffmpeg', args, {
+      cwd: workDir,
+      timeoutMs: limits.timeoutMs,
+      signal,
+      limits: { fileSizeBytes: limits.maxOutputBytes + 1024 * 1024, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+      onStdoutLine: (line) => {
+        // -progress prints key=value blocks about twice a second; out_time_us is in microseconds.
+        const match = /^out_time_us=(\d+)$/.exec(line);
+        const expected = Math.min(expectedSeconds(), to === 'gif' ? GIF_MAX_SECONDS : Infinity);
+        if (match && expected > 0) request.onProgress(Number(match[1]) / 1e6 / expected);
+      },
+      onStderrLine: (line) => {
+        description.add(line);
+        deliver();
+      },
+    });
+    description.end();
+    deliver();
+    // Refused on the last lines: ffmpeg had already finished, its output is not wanted.
+    signal.throwIfAborted();
+    if (!seen) {
+      // ffmpeg could not open the input: that is the file's answer.
+      const detail = lastErrorLine(result.stderr);
+      if (result.exitCode === null) ensureSuccess(result, 'ffmpeg');
+      if (/not on whitelist/i.test(result.stderr)) {
+        throw new ConvertdError('unsupported_format', 'The file is a media playlist or script, not a media file this service converts.');
+      }
+      throw new ConvertdError('corrupt_input', `The media file could not be read${detail ? ` (${detail})` : ''}: it may be damaged or truncated.`);
+    }
+    ensureSuccess(result, 'ffmpeg');
+    return seen;
+  }
+}
+
+/**
+ * ffmpeg's description of its first input, as it prints it at "info" level before converting:
+ *   Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'file:input.mp4':
+ *     Duration: 00:00:02.00, start: 0.000000, bitrate: 47 kb/s
+ *     Stream #0:0[0x1](und): Video: h264 (High) (avc1 / 0x31637661), yuv420p(progressive), 320x240 [SAR 1:1 DAR 4:3], 25 fps, 25 tbr, 12800 tbn (default)
+ *     Stream #0:1[0x2](und): Audio: aac (LC) (mp4a / 0x6134706D), 44100 Hz, mono, fltp, 69 kb/s (default)
+ * The facts are those ffprobe gives, but for the frame count: the frame rate times the duration.
+ * The description is complete at the first line after its streams that is not indented. But the
+ * file's tags (title, comment...) are printed inside it, and a tag's name may hold line breaks that
+ * imitate these lines. So every later line of ffmpeg's output is read too, and the facts
+ * are the worst of what was found: the longest duration, the largest picture, the highest frame
+ * rate. A forged line can only make them worse, and the gate, told again, stops ffmpeg.
+ */
+class InputDescription {
+  private started = false;
+  private container = '';
+  private duration = 0;
+  private video: MediaFacts['video'];
+  private frameRate = 0;
+  private hasAudio = false;
+  private streams = 0;
+  complete = false;
+
+  add(line: string): void {
+    if (!this.started) {
+      const input = /^Input #0, (.+), from '/.exec(line);
+      if (!input) return;
+      this.started = true;
+      this.container = input[1]!;
+      return;
+    }
+    // Complete at the first line that is not indented once a stream was described (a forged
+    // line break in a tag before the streams does not end it).
+    if (this.streams > 0 && !/^\s/.test(line)) this.complete = true;
+    const time = /^\s+Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/.exec(line);
+    if (time) this.duration = Math.max(this.duration, Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]));
+    const stream = /^\s+Stream #0:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): (.*)$/.exec(line);
+    if (stream) this.streams++;
+    if (stream?.[1] === 'Audio') this.hasAudio = true;
+    if (stream?.[1] !== 'Video') return;
+    const parts = topLevelParts(stream[2]!);
+    const size = parts.map((part) => /^(\d+)x(\d+)(?: |$)/.exec(part)).find(Boolean);
+    if (!size || Number(size[1]) === 0 || Number(size[2]) === 0) return;
+    const [width, height] = [Number(size[1]), Number(size[2])];
+    if (!this.video || width * height > this.video.width * this.video.height) this.video = { width, height };
+    const rate = parts.map((part) => /^([\d.]+)(k?) fps$/.exec(part)).find(Boolean);
+    if (rate) this.frameRate = Math.max(this.frameRate, Number(rate[1]) * (rate[2] ? 1000 : 1));
+  }
+
+  /** ffmpeg ended: a description it began is complete. */
+  end(): void {
+    if (this.started) this.complete = true;
+  }
+
+  read(): MediaFacts {
+    const { container, duration, video, hasAudio } = this;
+    return { container, duration, frames: Math.round(this.frameRate * duration), video, hasAudio };
+  }
+}
+
+/** "a, b (c, d), e" → ["a", "b (c, d)", "e"]: commas inside brackets do not separate. */
+function topLevelParts(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of text) {
+    if (char === '(' || char === '[') depth++;
+    if (char === ')' || char === ']') depth = Math.max(0, depth - 1);
+    if (char === ',' && depth === 0) {
+      parts.push(current.trim());
+      current = '';
+    } else {
+      current += char;
+    }
+  }
+  parts.push(current.trim());
+  return parts;
+}

@@ -1,0 +1,12 @@
+// Audio and video through Debian's ffmpeg.
+import { defineEngine } from '../module.ts';
+import { FfmpegEngine } from './engine.ts';
+import { FORMATS } from './formats.ts';
+
+export default defineEngine({
+  id: 'ffmpeg',
+  summary: 'one ffmpeg run, stopped by the gate reading its own input description (allow-lists, real progress)',
+  packages: { debian: ['ffmpeg'] },
+  formats: FORMATS,
+  create: () => new FfmpegEngine(),
+});

@@ -1,0 +1,58 @@
+// Fonts with Debian's fontTools (python3-fonttools, python3-brotli for WOFF2), through a small
+// helper script run by /usr/bin/python3 in the sandbox: ttf, otf, woff, woff2. WOFF and WOFF2
+// wrap either kind of outlines; OTF (CFF outlines) becomes TTF by curve conversion; TrueType
+// outlines do not become OTF, so that pair is not advertised (and a WOFF of TrueType outlines
+// asked for as OTF fails with a message saying so).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConvertdError } from '../../errors.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
+import { withScratchDir } from '../../process/scratch.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const PYTHON = '/usr/bin/python3';
+const HELPERS = fileURLToPath(new URL('./helper/', import.meta.url));
+const SCRIPT = path.join(HELPERS, 'fonts.py');
+
+const EDGES: ConversionEdge[] = [
+  ...['woff', 'woff2'].flatMap((to) => [{ from: 'ttf', to, cost: 1 }, { from: 'otf', to, cost: 1 }]),
+  { from: 'otf', to: 'ttf', cost: 2 },
+  { from: 'woff', to: 'woff2', cost: 1 }, { from: 'woff2', to: 'woff', cost: 1 },
+  // Unwrapping to OTF works only when the WOFF holds CFF outlines: for an uploaded WOFF that is
+  // worth trying, but as a link of a longer route (ttf → woff → otf) it could never succeed.
+  ...['woff', 'woff2'].flatMap((from) => [{ from, to: 'ttf', cost: 1 }, { from, to: 'otf', cost: 1, chainable: false }]),
+];
+
+export class FontEngine implements Engine {
+  readonly id = 'fonttools';
+  readonly timeoutSeconds = 60;
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+
+  estimateSeconds(inputBytes: number): number {
+    return 0.5 + inputBytes / 500_000;
+  }
+
+  async probe(): Promise<void> {
+    const check = 'import fontTools.ttLib, fontTools.pens.cu2quPen, brotli; print(fontTools.version)';
+    await withScratchDir('fonts', async (dir) => {
+      const result = await runProcess(PYTHON, ['-c', check], { cwd: dir, timeoutMs: 20_000, captureStdout: true });
+      if (result.exitCode !== 0) throw new Error(`fontTools with brotli is not usable: ${lastErrorLine(result.stderr)}`);
+      await fs.access(SCRIPT);
+    });
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, to, workDir, limits, signal } = request;
+    const result = await runProcess(PYTHON, [SCRIPT, path.basename(input), path.basename(output), to], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [HELPERS],
+      env: { PYTHONDONTWRITEBYTECODE: '1' },
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    const detail = lastErrorLine(result.stderr);
+    if (result.exitCode === 2) throw new ConvertdError('corrupt_input', `The font could not be read (${detail}): it may be damaged.`);
+    if (result.exitCode === 3) throw new ConvertdError('conversion_failed', `This font cannot become ${to}: ${detail}.`);
+    ensureSuccess(result, 'fontTools');
+  }
+}

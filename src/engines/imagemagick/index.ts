@@ -1,0 +1,12 @@
+// Rare raster formats through ImageMagick 6, under the policy this folder ships.
+import { defineEngine } from '../module.ts';
+import { ImageMagickEngine } from './engine.ts';
+import { FORMATS } from './formats.ts';
+
+export default defineEngine({
+  id: 'imagemagick',
+  summary: 'ImageMagick 6 (explicit coders, `config/imagemagick/policy.xml`)',
+  packages: { debian: ['imagemagick'] },
+  formats: FORMATS,
+  create: () => new ImageMagickEngine(),
+});

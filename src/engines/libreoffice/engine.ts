@@ -1,0 +1,184 @@
+// Office documents, spreadsheets, presentations and drawings through LibreOffice, kept warm in a
+// supervised pool (office-pool.ts) and driven over UNO. The filters below are LibreOffice's own
+// names; each family (Writer, Calc, Impress, Draw) has its readers and writers.
+//
+// CSV is deliberately not a LibreOffice source: Calc evaluates "=..." cells on CSV import, so a
+// CSV would come out with live formulas (shared/security.md 6). CSV reaches Calc's targets through
+// the data engine (csv → xlsx, which defuses formula cells) and then LibreOffice.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ConvertdError } from '../../errors.ts';
+import type { PoolStats, ProcessPool } from '../../process/pool/supervisor.ts';
+import type { EngineContext } from '../module.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { isPasswordProtected } from './office-encryption.ts';
+import { libreOfficeProgram, officeMessage, type OfficeRequest } from './office-pool.ts';
+import type { LibreOfficeSettings } from './settings.ts';
+
+interface Family {
+  readonly name: string;
+  readonly reads: readonly string[];
+  readonly writes: Readonly<Record<string, OfficeRequest>>;
+  /** Targets that are final renditions (see ConversionEdge.endsRoute). */
+  readonly renditions?: readonly string[];
+  /** A tiny document of the family in a flat XML format, for the start-up probe. */
+  readonly probe: { readonly ext: string; readonly content: string };
+}
+
+const FLAT_ODF = (mime: string, body: string) => `<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2" office:mimetype="${mime}">
+<office:body>${body}</office:body></office:document>`;
+
+const FAMILIES: readonly Family[] = [
+  {
+    name: 'writer',
+    reads: ['doc', 'docx', 'odt', 'fodt', 'rtf', 'txt', 'html', 'wpd'],
+    writes: {
+      pdf: { filter: 'writer_pdf_Export' },
+      docx: { filter: 'MS Word 2007 XML' },
+      doc: { filter: 'MS Word 97' },
+      odt: { filter: 'writer8' },
+      rtf: { filter: 'Rich Text Format' },
+      txt: { filter: 'Text (encoded)', exportOptions: 'UTF8,LF' },
+      // Images go into the page as data: URIs; a single file is all a client downloads.
+      html: { filter: 'HTML (StarWriter)', exportOptions: 'EmbedImages' },
+      epub: { filter: 'EPUB' },
+    },
+    probe: { ext: 'fodt', content: FLAT_ODF('application/vnd.oasis.opendocument.text', '<office:text><text:p>probe</text:p></office:text>') },
+  },
+  {
+    name: 'calc',
+    reads: ['xls', 'xlsx', 'ods', 'fods'],
+    writes: {
+      pdf: { filter: 'calc_pdf_Export' },
+      xlsx: { filter: 'Calc MS Excel 2007 XML' },
+      xls: { filter: 'MS Excel 97' },
+      ods: { filter: 'calc8' },
+      // Comma, double quote, UTF-8 (76), first sheet.
+      csv: { filter: 'Text - txt - csv (StarCalc)', exportOptions: '44,34,76,1' },
+      html: { filter: 'HTML (StarCalc)' },
+    },
+    renditions: ['html'],
+    probe: { ext: 'fods', content: FLAT_ODF('application/vnd.oasis.opendocument.spreadsheet', '<office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>probe</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>') },
+  },
+  {
+    name: 'impress',
+    reads: ['ppt', 'pptx', 'odp', 'fodp'],
+    writes: {
+      pdf: { filter: 'impress_pdf_Export' },
+      pptx: { filter: 'Impress MS PowerPoint 2007 XML' },
+      ppt: { filter: 'MS PowerPoint 97' },
+      odp: { filter: 'impress8' },
+      // The first slide, as an image.
+      png: { filter: 'impress_png_Export' },
+    },
+    renditions: ['png'],
+    probe: { ext: 'fodp', content: FLAT_ODF('application/vnd.oasis.opendocument.presentation', '<office:presentation><draw:page draw:name="p1"><draw:frame svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="2cm"><draw:text-box><text:p>probe</text:p></draw:text-box></draw:frame></draw:page></office:presentation>') },
+  },
+  {
+    name: 'draw',
+    reads: ['odg'],
+    writes: {
+      pdf: { filter: 'draw_pdf_Export' },
+      png: { filter: 'draw_png_Export' },
+      svg: { filter: 'draw_svg_Export' },
+    },
+    renditions: ['png'],
+    probe: { ext: 'fodg', content: FLAT_ODF('application/vnd.oasis.opendocument.graphics', '<office:drawing><draw:page draw:name="p1"><draw:rect svg:x="1cm" svg:y="1cm" svg:width="2cm" svg:height="2cm"/></draw:page></office:drawing>') },
+  },
+];
+
+/** Readers that LibreOffice's type detection could send to the wrong module. */
+const IMPORT_FILTERS: Readonly<Record<string, Pick<OfficeRequest, 'importFilter' | 'importOptions'>>> = {
+  html: { importFilter: 'HTML (StarWriter)' },
+  txt: { importFilter: 'Text (encoded)', importOptions: 'UTF8' },
+};
+
+/** A warm conversion costs a fraction of a second, but more than an in-process image step. */
+const COST = 4;
+
+function edgesOf(family: Family): ConversionEdge[] {
+  return family.reads.flatMap((from) => Object.keys(family.writes).filter((to) => to !== from).map((to) => ({
+    from,
+    to,
+    // Writer's HTML import is the weakest reader (it crashed on real-world pages of
+    // ../shared/corpus/html): pandoc's html → odt then LibreOffice is preferred wherever it exists.
+    cost: from === 'html' ? COST + 3 : COST,
+    endsRoute: family.renditions?.includes(to) ?? false,
+  })));
+}
+
+export class LibreOfficeEngine implements Engine {
+  readonly id = 'libreoffice';
+  readonly timeoutSeconds = 300;
+  readonly edges: readonly ConversionEdge[] = FAMILIES.flatMap(edgesOf);
+  readonly reportsProgress = false;
+  readonly pool: ProcessPool;
+  private readonly withScratchDir: EngineContext<LibreOfficeSettings>['withScratchDir'];
+
+  constructor(context: EngineContext<LibreOfficeSettings>) {
+    const { settings } = context;
+    this.withScratchDir = context.withScratchDir;
+    this.pool = context.pools.create(libreOfficeProgram(context.maxOutputBytes), {
+      size: settings.poolSize,
+      maxJobsPerProcess: settings.maxJobs,
+      // An API node never converts: its pool must not start processes.
+      start: context.runsJobs ? settings.start : 'lazy',
+      maxWaiting: settings.queue,
+    });
+  }
+
+  estimateSeconds(inputBytes: number, from: string): number {
+    return (from.startsWith('ppt') || from === 'odp' ? 1.5 : 1) + inputBytes / 200_000;
+  }
+
+  /** Starts the pool and converts a tiny document of each family; families that fail are not advertised. */
+  async probe(): Promise<readonly ConversionEdge[]> {
+    await fs.access('/usr/lib/libreoffice/program/soffice.bin');
+    await this.pool.init();
+    const working: ConversionEdge[] = [];
+    const failures: string[] = [];
+    await this.withScratchDir(async (dir) => {
+      for (const family of FAMILIES) {
+        const input = path.join(dir, `probe.${family.probe.ext}`);
+        const output = path.join(dir, `probe-${family.name}.pdf`);
+        await fs.writeFile(input, family.probe.content);
+        try {
+          await this.pool.convert(input, output, officeMessage(family.writes.pdf!), 60_000, AbortSignal.timeout(90_000), { probe: true });
+          if ((await fs.stat(output)).size === 0) throw new Error('empty output');
+          working.push(...edgesOf(family));
+        } catch (error) {
+          failures.push(`${family.name}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    });
+    if (working.length === 0) throw new Error(`LibreOffice converted nothing (${failures.join('; ')})`);
+    return working;
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const family = FAMILIES.find((f) => f.reads.includes(request.from) && f.writes[request.to]);
+    if (!family) throw new Error(`LibreOffice has no filter for ${request.from} → ${request.to}`);
+    try {
+      await this.pool.convert(request.input, request.output, officeMessage({ ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from] }), request.limits.timeoutMs, request.signal);
+    } catch (error) {
+      // LibreOffice answers a password-protected file as one it cannot open: say which it is.
+      if (error instanceof ConvertdError && error.code === 'corrupt_input' && await isPasswordProtected(request.input)) {
+        throw new ConvertdError('encrypted_input', 'The document is protected by a password: remove the protection (save it without a password) and upload it again.');
+      }
+      throw error;
+    }
+  }
+
+  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
+    return this.pool.health();
+  }
+
+  poolStats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}

@@ -1,0 +1,138 @@
+// Markup and document formats through pandoc 2.17 (Debian). pandoc follows include directives
+// (RST `include`, org `#+INCLUDE`), embeds images named by any path or URL into docx/odt/epub, and
+// fetches URLs (shared/security.md 7). Two fences keep every local file and URL out of outputs:
+// `--sandbox` (pandoc's own: no IO but the input and output) wherever Debian's build allows it,
+// and the OS sandbox always (no network; only the job's directory and /usr visible). Debian's
+// `--sandbox` cannot read pandoc's own data files, which docx, odt and epub output need
+// (https://github.com/jgm/pandoc/issues/8128), and under it ipynb output fails outright on any
+// image it cannot embed: those writers rely on the OS sandbox alone.
+// Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
+// GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConvertdError } from '../../errors.ts';
+import { ensureSuccess, lastErrorLine, runProcess } from '../../process/runner.ts';
+import { withScratchDir } from '../../process/scratch.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const PANDOC = '/usr/bin/pandoc';
+/**
+ * The GHC runtime's options: the heap cap (-M, see the top), and a garbage collector sized for pandoc's
+ * start, which allocates about 18 MB loading its data: with Debian's 8 MB nursery that cost a
+ * 19 ms major collection on every run (half of a small document's time); a 12 MB nursery and a
+ * 128 MB floor before the first major collection make small runs 30% faster and large ones 5-12%
+ * (BENCHMARKS.md), for about 50 MB more memory on large documents.
+ */
+const RTS_OPTIONS = ['+RTS', '-M768m', '-A12m', '-O128m', '-RTS'];
+const CONFIG = fileURLToPath(new URL('../../../config/pandoc/', import.meta.url));
+const IMAGE_FILTER = path.join(CONFIG, 'no-external-images.lua');
+/** Readers of plain-text markup: their images can only be references to files or URLs. */
+const TEXT_READERS = new Set(['md', 'gfm', 'rst', 'org', 'textile', 'mediawiki', 'jira', 'html', 'latex', 'ipynb', 'docbook', 'opml']);
+
+/** Our format id → pandoc's reader name. */
+const READERS: Readonly<Record<string, string>> = {
+  md: 'markdown', gfm: 'gfm', rst: 'rst', org: 'org', textile: 'textile', mediawiki: 'mediawiki', jira: 'jira',
+  html: 'html', docx: 'docx', odt: 'odt', epub: 'epub', latex: 'latex', ipynb: 'ipynb', docbook: 'docbook', opml: 'opml',
+};
+
+/** Our format id → pandoc's writer name. */
+const WRITERS: Readonly<Record<string, string>> = {
+  md: 'markdown', gfm: 'gfm', rst: 'rst', org: 'org', html: 'html5', docx: 'docx', odt: 'odt', epub: 'epub3',
+  latex: 'latex', txt: 'plain', asciidoc: 'asciidoc', textile: 'textile', mediawiki: 'mediawiki', jira: 'jira',
+  docbook: 'docbook5', ipynb: 'ipynb',
+};
+
+/** Writers that do not work under Debian's `--sandbox` (see above). */
+const OS_SANDBOX_ONLY = new Set(['docx', 'odt', 'epub', 'ipynb']);
+/** Writers that make a complete document only when asked to (`--standalone`). */
+const STANDALONE = new Set(['html', 'latex', 'docbook']);
+
+/**
+ * Between office formats LibreOffice keeps the layout (page setup, styles, tables) that pandoc's
+ * document model drops: pandoc's edges there cost more, so it serves when LibreOffice is absent.
+ */
+const OFFICE_SOURCES = new Set(['docx', 'odt']);
+const OFFICE_TARGETS = new Set(['docx', 'odt', 'html', 'txt', 'epub']);
+
+const EDGES: ConversionEdge[] = Object.keys(READERS).flatMap((from) => Object.keys(WRITERS)
+  .filter((to) => to !== from)
+  .map((to) => ({ from, to, cost: OFFICE_SOURCES.has(from) && OFFICE_TARGETS.has(to) ? 5 : 2 })));
+
+export class PandocEngine implements Engine {
+  readonly id = 'pandoc';
+  readonly timeoutSeconds = 120;
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+
+  estimateSeconds(inputBytes: number): number {
+    return 0.5 + inputBytes / 300_000;
+  }
+
+  async probe(): Promise<void> {
+    await withScratchDir('pandoc', async (dir) => {
+      await fs.writeFile(path.join(dir, 'probe.md'), '# Probe\n\nHello *pandoc*.\n');
+      for (const to of ['html', 'docx']) {
+        for (const args of this.runs('md', to, 'probe.md', `probe.${to}`)) {
+          ensureSuccess(await runProcess(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [CONFIG] }), 'pandoc');
+        }
+        if ((await fs.stat(path.join(dir, `probe.${to}`))).size === 0) throw new Error(`pandoc wrote an empty ${to}`);
+      }
+    });
+  }
+
+  private args(reader: string, writer: string, to: string, input: string, output: string): string[] {
+    const args = [...RTS_OPTIONS, '--from', reader, '--to', writer, '--output', output];
+    // The image filter only where images are fetched and embedded: the writers outside pandoc's
+    // sandbox, and the document tree that feeds one. Elsewhere an image stays a reference (HTML's
+    // <img src>, Markdown's ![]()), nothing is read, and the filter cost large documents 10-15%
+    // (BENCHMARKS.md).
+    if (OS_SANDBOX_ONLY.has(to) || writer === 'json') args.push(`--lua-filter=${IMAGE_FILTER}`);
+    if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
+    if (STANDALONE.has(to)) args.push('--standalone');
+    // A file name from the service, never one that could read as an option.
+    args.push('--', `./${input}`);
+    return args;
+  }
+
+  /**
+   * The pandoc runs of one conversion. pandoc 2.17's docx writer fetches every image before
+   * filters run and fails on one it cannot fetch, so text markup goes to docx in two runs: first to
+   * pandoc's document tree (JSON) under `--sandbox` with the image filter, then from that tree,
+   * which names no outside file any more. (docx, odt and epub inputs keep their own media in one
+   * run; LibreOffice does most of those pairs anyway.)
+   */
+  private runs(from: string, to: string, input: string, output: string): string[][] {
+    if (to === 'docx' && TEXT_READERS.has(from)) {
+      return [
+        this.args(READERS[from]!, 'json', 'json', input, 'document-tree.json'),
+        this.args('json', WRITERS[to]!, to, 'document-tree.json', output),
+      ];
+    }
+    return [this.args(READERS[from]!, WRITERS[to]!, to, input, output)];
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, from, to, workDir } = request;
+    const runs = this.runs(from, to, path.basename(input), path.basename(output));
+    try {
+      for (const args of runs) await this.run(args, request);
+    } finally {
+      if (runs.length > 1) await fs.rm(path.join(workDir, 'document-tree.json'), { force: true });
+    }
+  }
+
+  private async run(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {
+    const result = await runProcess(PANDOC, args, {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [CONFIG], limits: { fileSizeBytes: limits.maxOutputBytes },
+    });
+    if (result.exitCode === 251) {
+      throw new ConvertdError('input_too_complex', 'The document needs more memory than this service gives one conversion: send a smaller or simpler file.');
+    }
+    if (result.exitCode === 64 || result.exitCode === 65 || result.exitCode === 92) {
+      // 64 PandocParseError, 65 PandocParsecError, 92 PandocXMLError: the input did not parse.
+      throw new ConvertdError('corrupt_input', `pandoc could not read the file as ${from} (${lastErrorLine(result.stderr)}).`);
+    }
+    ensureSuccess(result, 'pandoc');
+  }
+}

@@ -1,0 +1,12 @@
+// Markup and document formats through pandoc.
+import { defineEngine } from '../module.ts';
+import { PandocEngine } from './engine.ts';
+import { FORMATS } from './formats.ts';
+
+export default defineEngine({
+  id: 'pandoc',
+  summary: 'pandoc (`--sandbox` where it works, heap cap, `config/pandoc` image filter for the writers that embed images)',
+  packages: { debian: ['pandoc'] },
+  formats: FORMATS,
+  create: () => new PandocEngine(),
+});

@@ -1,0 +1,91 @@
+// PDF with poppler: the first page as an image (pdftoppm), the text (pdftotext), and an HTML
+// rendition of the text (pdftohtml). Poppler, not Ghostscript, reads uploaded PDFs for these: it
+// runs no PostScript (shared/security.md 4). pdfinfo is read first (page count, page size,
+// encryption), and every tool is told which pages to touch, because poppler exits 0 on "Loop in
+// Pages tree" and "Bogus memory allocation size" (shared/security.md 11).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ConvertdError } from '../../errors.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
+import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
+import type { RasterImages } from '../capabilities.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const PDFTOPPM = '/usr/bin/pdftoppm';
+const PDFTOTEXT = '/usr/bin/pdftotext';
+const PDFTOHTML = '/usr/bin/pdftohtml';
+
+/** Rendering resolution of a page image, and the longest side allowed whatever the page size. */
+const RENDER_DPI = 150;
+const MAX_RENDER_SIDE = 5000;
+
+/** pdftoppm's device per target; WebP is rendered as PNG and encoded by sharp's sandboxed processes. */
+const IMAGE_TARGETS: Readonly<Record<string, string>> = { png: '-png', jpg: '-jpeg', tiff: '-tiff', webp: '-png' };
+
+const EDGES: ConversionEdge[] = [
+  // The first page as an image: a document's thumbnail, so also a fine last step of a longer
+  // route (docx → pdf → png), but never the start of an image conversion chain.
+  ...Object.keys(IMAGE_TARGETS).map((to) => ({ from: 'pdf', to, cost: 2, endsRoute: true })),
+  // Text and HTML of a PDF make sense for an uploaded PDF only: chained after an image → PDF step
+  // they would be empty.
+  { from: 'pdf', to: 'txt', cost: 2, chainable: false },
+  { from: 'pdf', to: 'html', cost: 3, chainable: false },
+];
+
+export class PopplerEngine implements Engine {
+  readonly id = 'poppler';
+  readonly timeoutSeconds = 180;
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+  private readonly images: RasterImages;
+
+  constructor(images: RasterImages) {
+    this.images = images;
+  }
+
+  estimateSeconds(inputBytes: number, _from: string, to: string): number {
+    return (to === 'png' ? 1 : 0.4) + inputBytes / 2_000_000;
+  }
+
+  async probe(): Promise<void> {
+    for (const tool of [PDFTOPPM, PDFTOTEXT, PDFTOHTML, '/usr/bin/pdfinfo']) {
+      const result = await runProcess(tool, ['-v'], { cwd: '/', timeoutMs: 10_000 });
+      if (!/version/i.test(result.stderr)) throw new Error(`${tool} did not run: ${lastErrorLine(result.stderr)}`);
+    }
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, to, workDir, limits, signal } = request;
+    const info = await readPdfInfo(input, workDir, signal);
+    const run = (tool: string, args: string[]) => runProcess(tool, args, {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal,
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    const source = `./${path.basename(input)}`;
+    let result;
+    if (IMAGE_TARGETS[to]) {
+      const longest = Math.max(info.width, info.height) / 72 * RENDER_DPI;
+      const side = Math.max(1, Math.min(MAX_RENDER_SIDE, Math.round(longest)));
+      if (side * side > limits.maxImagePixels) throw new ConvertdError('input_too_complex', 'The page is too large to render within this service\'s pixel limit.');
+      // -singlefile writes <root>.png, <root>.jpg or <root>.tif.
+      const root = to === 'webp' ? path.join(workDir, 'page') : output.slice(0, -path.extname(output).length);
+      result = await run(PDFTOPPM, [IMAGE_TARGETS[to]!, '-f', '1', '-l', '1', '-singlefile', '-scale-to', String(side), source, root]);
+      if (to === 'tiff' && result.exitCode === 0) await fs.rename(`${root}.tif`, output);
+      if (to === 'webp' && result.exitCode === 0) {
+        await this.images.reencode(`${root}.png`, output, 'png', 'webp', limits, signal);
+        await fs.rm(`${root}.png`, { force: true });
+      }
+    } else if (to === 'txt') {
+      checkPageCount(info);
+      result = await run(PDFTOTEXT, ['-enc', 'UTF-8', '-f', '1', '-l', String(info.pages), source, output]);
+    } else {
+      checkPageCount(info);
+      // -s: one complete page; -i: no image files (the result is one file); -noframes: no frameset.
+      const root = output.slice(0, -path.extname(output).length);
+      result = await run(PDFTOHTML, ['-q', '-s', '-i', '-noframes', '-f', '1', '-l', String(info.pages), source, root]);
+    }
+    if (result.exitCode !== 0) {
+      throw new ConvertdError('corrupt_input', `poppler could not read the PDF (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}).`);
+    }
+  }
+}

@@ -1,0 +1,13 @@
+// PDF through poppler: pages as images, the text, HTML.
+import { defineEngine } from '../module.ts';
+import { PopplerEngine } from './engine.ts';
+import { FORMATS } from './formats.ts';
+
+export default defineEngine({
+  id: 'poppler',
+  summary: "pdfinfo gate (`support/pdf-info.ts`), pdftoppm, pdftotext, pdftohtml; WebP pages through 'raster-images'",
+  packages: { debian: ['poppler-utils'] },
+  formats: FORMATS,
+  needs: ['raster-images'],
+  create: (context) => new PopplerEngine(context.use('raster-images')),
+});

@@ -1,0 +1,85 @@
+// SVG through librsvg's rsvg-convert (to PNG, PDF, EPS and PS): it loads no URL and, in the sandbox, no file but the
+// upload itself, so external entities, XInclude and linked images come out blank. librsvg caps a
+// canvas at 32767 px a side, but a 30000 x 30000 canvas still means 3.6 GB of pixels
+// (shared/security.md 5): the declared size is read here first and refused past the pixel limit.
+// rsvg-convert leaves a 0-byte file on some errors; the pipeline's output check catches that.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ConvertdError } from '../../errors.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const RSVG = '/usr/bin/rsvg-convert';
+// PostScript is written, never read: no engine here accepts PostScript uploads (Ghostscript's
+// sandbox has a long record of escapes, shared/security.md 4).
+const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({ from: 'svg', to, cost: 1 }));
+const MAX_SIDE = 16384;
+
+/** CSS pixels per unit, at rsvg-convert's default 96 dpi. */
+const UNIT_PX: Record<string, number> = { '': 1, px: 1, pt: 96 / 72, pc: 16, mm: 96 / 25.4, cm: 96 / 2.54, in: 96 };
+
+function toPixels(value: string | undefined): number | undefined {
+  const match = /^\s*([0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*(px|pt|pc|mm|cm|in)?\s*$/i.exec(value ?? '');
+  if (!match) return undefined;
+  return Number(match[1]) * UNIT_PX[(match[2] ?? '').toLowerCase()]!;
+}
+
+/** The size the root <svg> element declares, in pixels, when it says. */
+export function declaredSize(head: string): { width: number; height: number } | undefined {
+  const root = /<svg\b([^>]*)>/i.exec(head)?.[1];
+  if (root === undefined) return undefined;
+  const attribute = (name: string) => new RegExp(`(?:^|\\s)${name}\\s*=\\s*["']([^"']*)["']`, 'i').exec(root)?.[1];
+  const viewBox = attribute('viewBox')?.trim().split(/[\s,]+/).map(Number);
+  const width = toPixels(attribute('width')) ?? (viewBox?.length === 4 ? viewBox[2] : undefined);
+  const height = toPixels(attribute('height')) ?? (viewBox?.length === 4 ? viewBox[3] : undefined);
+  if (width === undefined || height === undefined || !Number.isFinite(width) || !Number.isFinite(height)) return undefined;
+  return { width, height };
+}
+
+export class RsvgEngine implements Engine {
+  readonly id = 'rsvg';
+  readonly timeoutSeconds = 60;
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
+
+  estimateSeconds(inputBytes: number): number {
+    return 0.3 + inputBytes / 1_000_000;
+  }
+
+  async probe(): Promise<void> {
+    const { run, withScratchDir } = this.context;
+    await withScratchDir(async (dir) => {
+      await fs.writeFile(path.join(dir, 'probe.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/></svg>');
+      for (const format of ['png', 'pdf', 'eps', 'ps']) {
+        const result = await run(RSVG, ['--format', format, '--output', `probe.${format}`, 'probe.svg'], { cwd: dir, timeoutMs: 20_000 });
+        ensureSuccess(result, 'rsvg-convert');
+        if ((await fs.stat(path.join(dir, `probe.${format}`))).size === 0) throw new Error(`rsvg-convert wrote an empty ${format}`);
+      }
+    });
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, to, workDir, limits, signal } = request;
+    const handle = await fs.open(input, 'r');
+    const head = await handle.read(Buffer.alloc(65536), 0, 65536, 0).then(({ buffer, bytesRead }) => buffer.toString('utf8', 0, bytesRead)).finally(() => handle.close());
+    const size = declaredSize(head);
+    if (to === 'png' && size && (size.width > MAX_SIDE || size.height > MAX_SIDE || size.width * size.height > limits.maxImagePixels)) {
+      throw new ConvertdError('input_too_complex', `The drawing declares ${Math.round(size.width)}x${Math.round(size.height)} pixels; this service renders at most ${MAX_SIDE} a side and ${limits.maxImagePixels} in all.`);
+    }
+    const result = await this.context.run(RSVG, ['--format', to, '--output', path.basename(output), path.basename(input)], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    if (result.exitCode !== 0) {
+      const detail = lastErrorLine(result.stderr);
+      if (/loop|exceeded|too many|limit/i.test(detail)) throw new ConvertdError('input_too_complex', `The drawing is too complex to render (${detail}).`);
+      throw new ConvertdError('corrupt_input', `The SVG could not be rendered${detail ? ` (${detail})` : ''}: check that it is a valid SVG file.`);
+    }
+    ensureSuccess(result, 'rsvg-convert');
+  }
+}

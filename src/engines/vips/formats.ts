@@ -1,0 +1,10 @@
+// The formats the vips engine adds to the catalogue (id, name, category, media type, extensions,
+// and how the sniffer recognises them).
+import type { FormatDefinition } from '../../formats/catalogue.ts';
+
+/** The formats this engine adds to the catalogue. */
+export const FORMATS: readonly FormatDefinition[] = [
+  { id: 'heic', name: 'HEIC/HEIF image', category: 'image', mediaType: 'image/heic', extensions: ['heic', 'heif', 'hif'], detect: 'magic' },
+  { id: 'jxl', name: 'JPEG XL image', category: 'image', mediaType: 'image/jxl', extensions: ['jxl'], detect: 'magic' },
+  { id: 'jp2', name: 'JPEG 2000 image', category: 'image', mediaType: 'image/jp2', extensions: ['jp2', 'j2k', 'jpf'], detect: 'magic' },
+];
