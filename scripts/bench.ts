@@ -484,16 +484,16 @@ try {
   for (const name of ['clip.mp4', 'scan.pdf']) files[name] = await fs.readFile(path.join(work, name));
   const encoderRows: string[][] = [];
   for (const [name, target, settings, libraryDefault] of [
-    ['large.jpg', 'avif', 'sharp: effort 0, quality 55, 4:2:0 chroma', 'effort 4, 4:4:4: 49 s for one such photo (shared/stack.md)'],
-    ['clip.mp4', 'webm', `libvpx-vp9, CRF 33, ${VP9_SPEED.join(' ')}`, 'about 95 s for 30 s of 720p; "good" with cpu-used 4, 27 s (shared/stack.md)'],
-    ['scan.pdf', 'png', 'pdftoppm: the first page at 150 dpi, its longest side at most 5000 px', 'every page at 150 dpi: about 470 ms a page (shared/stack.md)'],
+    ['large.jpg', 'avif', 'sharp: effort 0, quality 55, 4:2:0 chroma', 'effort 4, 4:4:4: 49 s for one such photo (measured before)'],
+    ['clip.mp4', 'webm', `libvpx-vp9, CRF 33, ${VP9_SPEED.join(' ')}`, 'about 95 s for 30 s of 720p; "good" with cpu-used 4, 27 s (measured before)'],
+    ['scan.pdf', 'png', 'pdftoppm: the first page at 150 dpi, its longest side at most 5000 px', 'every page at 150 dpi: about 470 ms a page (measured before)'],
   ] as const) {
     const megabytes = (files[name]!.length / 1024 ** 2).toFixed(1);
     const time = await repeat(QUICK ? 1 : 3, convertVia(true, name, target));
     encoderRows.push([`${name} (${megabytes} MB) → ${target}`, fmt(time), settings, libraryDefault]);
   }
   table('2b. Slow encoders on a typical upload', `Milliseconds through the service (submit → done → downloaded, with the event stream), median (min-max) of ${QUICK ? 1 : 3} runs, for the three encoders whose library defaults take minutes on inputs of the size users upload: the 12-megapixel photo of table 1 (the size, not the file's bytes, sets an image encoder's time), a 20 s 1080p clip with film grain, an 8-page A4 scan of photos.`,
-    ['conversion', 'time', 'the service\'s settings', 'for comparison: library defaults or slower settings, bare (shared/stack.md)'], encoderRows);
+    ['conversion', 'time', 'the service\'s settings', 'for comparison: library defaults or slower settings, bare (measured before)'], encoderRows);
 
   // 3. Throughput and progress latency.
   /**

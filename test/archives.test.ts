@@ -1,6 +1,6 @@
 // Archives: every advertised pair, from a tree of files the test makes and packs with bsdtar and
 // 7-Zip; each output is unpacked with 7-Zip (not libarchive, which the engine uses) and compared
-// file by file. Then the hostile archives of shared/security.md section 10: zip slip, absolute
+// file by file. Then the hostile archives of docs/security.md#archives: zip slip, absolute
 // paths, symlinks, hard links, zip bombs (flat, lying sizes, overlapping entries), an encrypted
 // archive. None is unpacked anywhere; each ends in a documented error or expands no further.
 import assert from 'node:assert/strict';

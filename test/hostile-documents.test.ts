@@ -1,4 +1,4 @@
-// Hostile documents (shared/security.md 6, 7, 8, 11): linked resources are never fetched, local
+// Hostile documents (docs/security.md: LibreOffice, pandoc, calibre, PDF): linked resources are never fetched, local
 // files never reach an output, PDFs that would run for ever or need a password are refused with
 // a documented code, and a damaged file is an error, never a crash of the service.
 import assert from 'node:assert/strict';

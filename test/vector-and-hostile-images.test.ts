@@ -1,5 +1,5 @@
 // SVG through librsvg (to PNG, to PDF, and on through sharp), checked with Pillow and poppler; and
-// the hostile images of shared/security.md sections 3 and 5: external entities, XInclude,
+// the hostile images of docs/security.md#imagemagick and #librsvg: external entities, XInclude,
 // billion laughs, a huge canvas, a pixel flood, PostScript and MVG in disguise. Each ends in a
 // refusal or a documented error, and no output ever holds a local file's content.
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 -- convertd: an image stays only if its data travels inside the upload: a data: URI, or media
 -- a docx, odt or epub input carries (pandoc's media bag). Any other image names a file outside
 -- the upload (another user's file, /etc/passwd) or a URL, which pandoc would fetch and embed into
--- docx, odt and epub outputs (shared/security.md 7): it becomes its description instead. The OS
+-- docx, odt and epub outputs (docs/security.md#pandoc): it becomes its description instead. The OS
 -- sandbox hides such files and blocks the network as well; this filter also keeps conversions
 -- from failing on what they could not fetch.
 function Image(image)

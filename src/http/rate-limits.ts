@@ -1,7 +1,7 @@
 // Per-client rate limits over several windows at once (20/minute, 200/hour, 1000/day), with
 // rate-limiter-flexible, whose memory store counts synchronously inside the event loop, so
 // concurrent requests are counted exactly. (@fastify/rate-limit checks only the first of several
-// stacked windows: shared/stack.md.) With several API nodes the counters live in Redis, where
+// stacked windows.) With several API nodes the counters live in Redis, where
 // each count is one atomic script, so a client gets exactly its limit whichever nodes it hits.
 import net from 'node:net';
 import type { Redis } from 'ioredis';

@@ -23,7 +23,7 @@ export interface Submission {
   readonly target: string;
 }
 
-/** The public progress record (api-contract.md), with a few welcome extra fields. */
+/** The public progress record (README, "Endpoints"), with a few welcome extra fields. */
 export interface ProgressRecord {
   job_id: string;
   status: JobRecord['status'];

@@ -1,5 +1,5 @@
 // Memory and process-count limits for engine processes through cgroups (issue #5,
-// shared/security.md: "cap memory with a cgroup"; RLIMIT_AS breaks V8 and is a poor proxy for
+// docs/security.md#resource-limits: memory is capped with a cgroup; RLIMIT_AS breaks V8 and is a poor proxy for
 // resident memory, and RLIMIT_NPROC counts every process of the engine user at once).
 //
 // At start the service makes a cgroup of its own (convertd-<pid>) under the one it runs in, in the

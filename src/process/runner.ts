@@ -2,7 +2,8 @@
 // an argument array (never a shell string), a clean environment, stdin closed (nothing can wait on
 // a password prompt), resource limits through prlimit, a wall-clock timeout, and on timeout or
 // abort the whole process group is killed: soffice, gs under ImageMagick and chromium leave
-// grandchildren behind a plain child.kill() (shared/stack.md). Inside, the program runs in the
+// grandchildren behind a plain child.kill() (soffice leaves oosplash and soffice.bin running;
+// docs/security.md#resource-limits). Inside, the program runs in the
 // bubblewrap sandbox of sandbox.ts (its PID namespace dies with bwrap, taking every child along),
 // and, where the machine allows, in cgroups of its own that cap its memory and tasks (cgroups.ts).
 import { spawn, type ChildProcess } from 'node:child_process';

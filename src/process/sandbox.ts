@@ -1,4 +1,4 @@
-// The sandbox every engine process runs in (shared/security.md section 1): bubblewrap with every
+// The sandbox every engine process runs in (docs/security.md#the-sandbox): bubblewrap with every
 // namespace unshared (so no network at all), a read-only view of /usr and of the few config paths
 // a tool names, the job's work directory as the only writable place, a private /tmp, a clean
 // environment, a new session (no terminal to inject into), and death with its parent. When the

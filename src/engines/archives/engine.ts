@@ -5,7 +5,7 @@
 // really flow (lying size headers, zip bombs and entry floods stop at the caps while streaming);
 // a second sandboxed bsdtar writes what passed in the target format (`bsdtar -cf output @-`).
 // Nested archives are just files: never opened. Links, devices and fifos are refused, since a
-// later unpacking by the user would follow them (shared/security.md 10). Nothing ever waits for a
+// later unpacking by the user would follow them (docs/security.md#archives). Nothing ever waits for a
 // password: stdin is our own stream, and an encrypted archive fails at once.
 import path from 'node:path';
 import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';

@@ -1,11 +1,11 @@
 // Ebooks with calibre's ebook-convert: epub, mobi, azw3 and fb2 among themselves, and to docx,
 // txt and pdf. calibre picks its input plugin by the file's extension and runs `.recipe` files as
-// Python (shared/security.md 8): the input here is always the service's own `input.<format>`,
+// Python (docs/security.md#calibre): the input here is always the service's own `input.<format>`,
 // with the format one of the four above. calibre's HTML input also takes in files next to the
 // input, so the job directory holds nothing else of value; and it runs in the OS sandbox.
 // PDF output renders with Qt WebEngine (Chromium): its own sandbox cannot start inside ours, so it
 // is switched off there, the bubblewrap sandbox standing in for it. No address-space cap: it
-// breaks Chromium (shared/security.md 1).
+// breaks Chromium: under a 4 GB RLIMIT_AS it writes no PDF and still exits 0 (docs/security.md#resource-limits).
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, runProcess } from '../../process/runner.ts';

@@ -1,4 +1,4 @@
-// Audio and video through Debian's ffmpeg. Safety first (shared/security.md section 2): ffmpeg
+// Audio and video through Debian's ffmpeg. Safety first (docs/security.md#ffmpeg): ffmpeg
 // probes by content, so an HLS playlist or a concat script uploaded as "video.mp4" would make it
 // open other files. ffmpeg runs with `-protocol_whitelist file` and `-format_whitelist` (only
 // demuxers that read nothing but the file itself), in the sandbox where only the job's own
@@ -76,7 +76,7 @@ function x264Preset(seconds: number): string {
 /**
  * VP9's speed, the same for every clip: libvpx's realtime deadline with cpu-used 8. libvpx at its
  * defaults runs about 16x slower than realtime here, and "good" with cpu-used 4 encodes about 30
- * megapixels a second on two cores (30 s of 720p in 27 s, shared/stack.md). Realtime with
+ * megapixels a second on two cores (30 s of 720p in 27 s, measured bare). Realtime with
  * cpu-used 8 is four to nine times faster than "good" at an SSIM within 0.002 of it, on the
  * corpus's clips as on a 20 s 1080p phone clip of 25 MB (10 s instead of 53 s); its files are
  * 20-45% larger. One setting for all also means the arguments never wait on the input's

@@ -1,6 +1,6 @@
 // PDF → PDF/A-2b with Ghostscript's pdfwrite. Ghostscript reads only PDF here, never PostScript
 // uploads: PostScript is a programming language whose -dSAFER sandbox has a long record of
-// escapes (shared/security.md 4). Even so it runs with -dSAFER, in the OS sandbox, with TMPDIR in
+// escapes (docs/security.md#ghostscript-and-postscript). Even so it runs with -dSAFER, in the OS sandbox, with TMPDIR in
 // the job directory (gs lets SAFER jobs read and write its temp dir), a page cap from pdfinfo, and
 // a check of the result: gs exits 0 on PDFs it could not read.
 import fs from 'node:fs/promises';

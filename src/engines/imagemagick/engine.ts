@@ -3,7 +3,7 @@
 // rest. Never for SVG, PostScript or PDF. Every call names the coder explicitly (a PostScript
 // file named .tga is parsed as TGA, not run), and ImageMagick sees only the allow-list policy
 // shipped in config/imagemagick/policy.xml (no delegates, few coders, memory, area, disk, time
-// and frame limits), inside the sandbox (shared/security.md 3).
+// and frame limits), inside the sandbox (docs/security.md#imagemagick).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -3,7 +3,7 @@
 // names; each family (Writer, Calc, Impress, Draw) has its readers and writers.
 //
 // CSV is deliberately not a LibreOffice source: Calc evaluates "=..." cells on CSV import, so a
-// CSV would come out with live formulas (shared/security.md 6). CSV reaches Calc's targets through
+// CSV would come out with live formulas (docs/security.md#libreoffice). CSV reaches Calc's targets through
 // the data engine (csv → xlsx, which defuses formula cells) and then LibreOffice.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -102,7 +102,7 @@ function edgesOf(family: Family): ConversionEdge[] {
     from,
     to,
     // Writer's HTML import is the weakest reader (it crashed on real-world pages of
-    // ../shared/corpus/html): pandoc's html → odt then LibreOffice is preferred wherever it exists.
+    // the real-world pages of the corpus tests): pandoc's html → odt then LibreOffice is preferred wherever it exists.
     cost: from === 'html' ? COST + 3 : COST,
     endsRoute: family.renditions?.includes(to) ?? false,
   })));

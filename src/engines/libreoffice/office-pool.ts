@@ -18,7 +18,7 @@ const LIBREOFFICE_ETC = '/etc/libreoffice';
 const OFFICE_ADDRESS_SPACE = 6 * 1024 ** 3;
 
 /**
- * The settings of every profile (shared/security.md 6): macros never run, linked images and other
+ * The settings of every profile (docs/security.md#libreoffice): macros never run, linked images and other
  * untrusted references are never fetched or embedded, links are never updated on load (Writer:
  * 2 = never; Calc: 1 = never), no auto-save, no recovery data, no update checks, no lock files.
  */

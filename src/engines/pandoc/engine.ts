@@ -1,6 +1,6 @@
 // Markup and document formats through pandoc 2.17 (Debian). pandoc follows include directives
 // (RST `include`, org `#+INCLUDE`), embeds images named by any path or URL into docx/odt/epub, and
-// fetches URLs (shared/security.md 7). Two fences keep every local file and URL out of outputs:
+// fetches URLs (docs/security.md#pandoc). Two fences keep every local file and URL out of outputs:
 // `--sandbox` (pandoc's own: no IO but the input and output) wherever Debian's build allows it,
 // and the OS sandbox always (no network; only the job's directory and /usr visible). Debian's
 // `--sandbox` cannot read pandoc's own data files, which docx, odt and epub output need

@@ -1,8 +1,8 @@
 // PDF with poppler: the first page as an image (pdftoppm), the text (pdftotext), and an HTML
 // rendition of the text (pdftohtml). Poppler, not Ghostscript, reads uploaded PDFs for these: it
-// runs no PostScript (shared/security.md 4). pdfinfo is read first (page count, page size,
+// runs no PostScript (docs/security.md#ghostscript-and-postscript). pdfinfo is read first (page count, page size,
 // encryption), and every tool is told which pages to touch, because poppler exits 0 on "Loop in
-// Pages tree" and "Bogus memory allocation size" (shared/security.md 11).
+// Pages tree" and "Bogus memory allocation size" (docs/security.md#pdf-and-poppler).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';

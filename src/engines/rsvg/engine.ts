@@ -1,7 +1,7 @@
 // SVG through librsvg's rsvg-convert (to PNG, PDF, EPS and PS): it loads no URL and, in the sandbox, no file but the
 // upload itself, so external entities, XInclude and linked images come out blank. librsvg caps a
 // canvas at 32767 px a side, but a 30000 x 30000 canvas still means 3.6 GB of pixels
-// (shared/security.md 5): the declared size is read here first and refused past the pixel limit.
+// (docs/security.md#librsvg): the declared size is read here first and refused past the pixel limit.
 // rsvg-convert leaves a 0-byte file on some errors; the pipeline's output check catches that.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const RSVG = '/usr/bin/rsvg-convert';
 // PostScript is written, never read: no engine here accepts PostScript uploads (Ghostscript's
-// sandbox has a long record of escapes, shared/security.md 4).
+// sandbox has a long record of escapes, docs/security.md#ghostscript-and-postscript).
 const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({ from: 'svg', to, cost: 1 }));
 const MAX_SIDE = 16384;
 

@@ -20,7 +20,7 @@ const MAX_FRAMES = 1000;
 /**
  * Encoder settings a user would call sensible: good quality at a speed that finishes a 25 MB
  * photo in seconds. AVIF at sharp's default effort took 49 s for one 12-megapixel photo here
- * (shared/stack.md), and effort 2 with 4:2:0 chroma still 8.7 s; effort 0 takes 1.6 s for the
+ * (measured bare), and effort 2 with 4:2:0 chroma still 8.7 s; effort 0 takes 1.6 s for the
  * same SSIM (0.9396 against 0.9397) and 18% more bytes (BENCHMARKS.md, change 37).
  */
 function encode(image: Sharp, to: RasterFormat): Sharp {

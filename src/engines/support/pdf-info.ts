@@ -1,5 +1,5 @@
 // What a PDF says about itself, from poppler's pdfinfo, read before any engine renders it: a PDF
-// may hold 10,000 pages, pages a kilometre wide, or be encrypted (shared/security.md 11), and the
+// may hold 10,000 pages, pages a kilometre wide, or be encrypted (docs/security.md#pdf-and-poppler), and the
 // renderers exit 0 on all of these. Shared by the engines that read PDF.
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';

@@ -2,7 +2,7 @@
 // HEIC/HEIF (libheif with libde265/x265), JPEG XL and JPEG 2000. Each source is read with its
 // own explicit loader (never by content sniffing, which could hand a file to another loader), the
 // pixel count is checked on the header before anything is decoded (the vips CLI has no cap of its
-// own: it decoded a 2.5-gigapixel PNG here, shared/security.md 3.3), and it runs sandboxed.
+// own: it decoded a 2.5-gigapixel PNG here, docs/security.md#vips-and-sharp), and it runs sandboxed.
 // JPEG, GIF and AVIF results come through PNG and sharp, which the planner chains.
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';

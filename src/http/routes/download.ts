@@ -1,5 +1,5 @@
 // GET/HEAD /api/download/{token}.{ext}: the converted file, as an attachment that can never run
-// script on the service's origin (security.md 12.1), with single byte ranges for resumed downloads.
+// script on the service's origin (docs/security.md#downloads), with single byte ranges for resumed downloads.
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance } from 'fastify';
 import { ROUTE_SCHEMAS } from '../schemas.ts';

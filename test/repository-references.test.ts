@@ -1,0 +1,70 @@
+// Comments and configuration point only inside the repository: a clone has no ../shared folder
+// beside it, so nothing under src/, config/ or scripts/ may send a reader there, and every
+// `docs/security.md#<anchor>` that the sources cite must be a heading of docs/security.md (as
+// GitHub makes anchors of headings). Static: reads files, starts nothing.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Folders whose files must not point into the shared folder. */
+const SOURCE_DIRS = ['src', 'config', 'scripts'];
+/** Where citations of docs/security.md are looked for (the sources, the tests, the other docs). */
+const CITING = [...SOURCE_DIRS, 'test', 'docs/architecture.md', 'README.md'];
+/** A path into the shared folder, or one of its files named as if it were here. */
+const SHARED = /shared\/(security|stack|spec|corpus)|\.\.\/shared\/|(^|[^/\w.-])(security|stack)\.md\b/;
+const ANCHOR = /docs\/security\.md#([\w-]+)/g;
+
+function filesUnder(relative: string): string[] {
+  const absolute = path.join(ROOT, relative);
+  if (statSync(absolute).isFile()) return [relative];
+  return readdirSync(absolute, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+}
+
+function lines(file: string): string[] {
+  return readFileSync(path.join(ROOT, file), 'utf8').split('\n');
+}
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
+function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const base = heading[1]!.toLowerCase().replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/\s/g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return anchors;
+}
+
+test('no file under src/, config/ or scripts/ points into the shared folder', () => {
+  const files = SOURCE_DIRS.flatMap(filesUnder);
+  assert.ok(files.length > 50, `only ${files.length} files found under ${SOURCE_DIRS.join(', ')}`);
+  const found = files.flatMap((file) => lines(file)
+    .map((line, index) => ({ where: `${file}:${index + 1}`, line: line.trim() }))
+    .filter(({ line }) => SHARED.test(line)));
+  assert.deepEqual(found, [], 'point to docs/ (docs/security.md#<section>) or state the fact instead');
+});
+
+test('every anchor of docs/security.md that the sources cite is a heading there', () => {
+  const anchors = headingAnchors(readFileSync(path.join(ROOT, 'docs/security.md'), 'utf8'));
+  const cited = CITING.flatMap(filesUnder).flatMap((file) => lines(file).flatMap((line, index) =>
+    [...line.matchAll(ANCHOR)].map((match) => ({ where: `${file}:${index + 1}`, anchor: match[1]! }))));
+  assert.ok(cited.length >= 20, `only ${cited.length} citations of docs/security.md found`);
+  const missing = cited.filter(({ anchor }) => !anchors.has(anchor));
+  assert.deepEqual(missing, [], `headings of docs/security.md: ${[...anchors].join(', ')}`);
+});
+
+test('heading anchors follow GitHub\'s rules', () => {
+  const anchors = headingAnchors('# A title\n## PDF and poppler\n### SVG (librsvg)\n## Notes\n## Notes\n```\n# not a heading\n```\n');
+  assert.deepEqual([...anchors], ['a-title', 'pdf-and-poppler', 'svg-librsvg', 'notes', 'notes-1']);
+});
