@@ -12,11 +12,9 @@
 FROM debian:bookworm-slim
 
 ENV DEBIAN_FRONTEND=noninteractive
+# Only what bootstraps the build: the engines' packages come from the project's own list below.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends \
-      ca-certificates tini nodejs npm \
-      util-linux bubblewrap ffmpeg libvips-tools imagemagick librsvg2-bin python3-fonttools python3-brotli \
-      libarchive-tools libreoffice-nogui python3-uno fonts-dejavu-core pandoc poppler-utils ghostscript img2pdf calibre \
+ && apt-get install -y --no-install-recommends ca-certificates tini nodejs npm \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
@@ -25,6 +23,13 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY src ./src
 COPY config ./config
+COPY scripts/packages.ts ./scripts/
+# The Debian packages of the process layer and of every engine in src/engines/index.ts, as
+# scripts/packages.ts prints them: the same list `npm start` installs (test/engine-modules.test.ts).
+RUN node_modules/.bin/node scripts/packages.ts > /tmp/packages.txt \
+ && apt-get update \
+ && xargs --arg-file=/tmp/packages.txt apt-get install -y --no-install-recommends \
+ && rm -rf /var/lib/apt/lists/* /tmp/packages.txt
 
 RUN useradd --system --home-dir /data --create-home convertd
 USER convertd

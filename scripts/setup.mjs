@@ -8,6 +8,9 @@
 //
 //   node scripts/setup.mjs              what the service needs
 //   node scripts/setup.mjs --for-tests  plus the independent tools the tests validate outputs with
+//
+// The Debian packages are not named here: scripts/packages.ts prints them from the list of engines
+// (each engine module names its own), run with the Node 24 that npm ci has just installed.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -15,41 +18,6 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const forTests = process.argv.includes('--for-tests');
-
-/** Debian packages per purpose. Engines of later families add theirs here. */
-const SERVICE_PACKAGES = [
-  'util-linux', // prlimit: resource limits for every engine process
-  'bubblewrap', // the sandbox every engine process runs in
-  'cgroup-tools', // cgexec: starts each engine process inside its memory cgroup
-  'ffmpeg', // audio and video (ffmpeg, ffprobe)
-  'libvips-tools', // HEIC/HEIF, JPEG XL, JPEG 2000 (the vips command; sharp's own libvips lacks them)
-  'imagemagick', // rare raster formats only, under config/imagemagick/policy.xml
-  'librsvg2-bin', // SVG (rsvg-convert)
-  'python3-fonttools', // fonts (ttf, otf, woff), run by /usr/bin/python3
-  'python3-brotli', // WOFF2 compression for fontTools
-  'libarchive-tools', // archives (bsdtar reads and writes zip, 7z, tar and its compressions)
-  'libreoffice-nogui', // office documents, spreadsheets, presentations (a warm pool driven over UNO)
-  'python3-uno', // the UNO bridge the pool's helper speaks to LibreOffice with
-  'fonts-dejavu-core', // a font family for documents that name fonts the machine lacks
-  'pandoc', // markup and document formats
-  'poppler-utils', // PDF: pdfinfo, pdftoppm, pdftotext, pdftohtml
-  'ghostscript', // PDF/A (PDF input only, never PostScript uploads)
-  'img2pdf', // images to PDF, losslessly
-  'calibre', // ebooks (ebook-convert)
-];
-const TEST_PACKAGES = [
-  'file', // independent check of every output's type
-  'qpdf', // checks PDF outputs' structure independently of poppler
-  'python3-pil', // Pillow: an image decoder independent of the engines
-  'p7zip-full', // 7z: lists archive outputs independently of libarchive
-  'python3-yaml', // reads YAML outputs independently of the npm library
-  'chromium', // the web page's end-to-end tests (driven by playwright-core)
-  'wrk', // npm run bench: loads /api/progress from a process of its own
-  'redis-server', // the scale-out tests' job store, queue and rate-limit counters
-  // A real S3-compatible object store for the scale-out tests: OpenStack Swift with its s3api
-  // middleware (MinIO is not packaged in Debian), which needs memcached.
-  'swift', 'swift-proxy', 'swift-account', 'swift-container', 'swift-object', 'memcached',
-];
 
 function say(message) {
   process.stdout.write(`[setup] ${message}\n`);
@@ -122,8 +90,16 @@ function installDebianPackages(packages) {
   return true;
 }
 
+const node24 = path.join(root, 'node_modules', '.bin', 'node');
+
+/** The Debian packages the engines (and with --for-tests, the tests) need, from scripts/packages.ts. */
+function debianPackages() {
+  const args = [path.join(root, 'scripts', 'packages.ts'), ...(forTests ? ['--for-tests'] : [])];
+  return execFileSync(node24, args, { cwd: root, encoding: 'utf8' }).split('\n').map((line) => line.trim()).filter(Boolean);
+}
+
 function checkNodeVersion() {
-  const node = path.join(root, 'node_modules', '.bin', 'node');
+  const node = node24;
   const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
   const major = Number(version.replace(/^v/, '').split('.')[0]);
   if (major < 24) throw new Error(`node_modules/.bin/node is ${version}; convertd needs Node 24 (npm ci installs it)`);
@@ -133,7 +109,7 @@ function checkNodeVersion() {
 try {
   installNpmPackages();
   const version = checkNodeVersion();
-  const ok = installDebianPackages(forTests ? [...SERVICE_PACKAGES, ...TEST_PACKAGES] : SERVICE_PACKAGES);
+  const ok = installDebianPackages(debianPackages());
   if (!ok && forTests) {
     say('the tests validate outputs with these tools and cannot run without them');
     process.exit(1);
