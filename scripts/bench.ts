@@ -27,14 +27,18 @@ import { documentSamples, TEXT_SAMPLES } from '../test/helpers/documents.ts';
 import { noisePng, sampleImage } from '../test/helpers/fixtures.ts';
 import { startRedis, startS3, type RedisServer, type S3Server } from '../test/helpers/backing-servers.ts';
 import { startApiNode, startWorker, type RunningServer } from '../test/helpers/server.ts';
-import { LibreOfficeEngine } from '../src/engines/libreoffice.ts';
-import { VP9_SPEED, WEBM_ENCODERS } from '../src/engines/ffmpeg.ts';
-import { PandocEngine } from '../src/engines/pandoc.ts';
-import { SharpEngine } from '../src/engines/sharp.ts';
+import { pino } from 'pino';
+import { createEngines, readEngineSettings } from '../src/engines/assembly.ts';
+import { engineModule, VP9_SPEED, WEBM_ENCODERS } from '../src/engines/index.ts';
 import type { Engine } from '../src/engines/types.ts';
 import { SERVICE_NODE_FLAGS } from '../src/node-flags.ts';
 import { configureCgroupLimits } from '../src/process/cgroups.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
+
+/** The LibreOffice pool of the engine-level tables: `size` processes, never recycled during a run. */
+const OFFICE_SETTINGS = (size: number): NodeJS.ProcessEnv => ({
+  CONVERTD_LIBREOFFICE_POOL: String(size), CONVERTD_LIBREOFFICE_MAX_JOBS: '1000', CONVERTD_LIBREOFFICE_QUEUE: '10',
+});
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') } } });
@@ -422,6 +426,18 @@ try {
   const { settings: sandbox } = configureSandbox('auto');
   configureCgroupLimits(2048, sandbox);
   const engineLimits = { timeoutMs: 300_000, maxOutputBytes: 256 * 1024 ** 2, maxImagePixels: 100_000_000, maxMediaSeconds: 14_400 };
+  /**
+   * One engine built from its module as main.ts builds it (one process per pool unless `env` says
+   * otherwise), with its pool's processes under `stateRoot`.
+   */
+  const moduleEngine = (id: string, stateRoot: string, env: NodeJS.ProcessEnv = {}): Engine => {
+    const module = engineModule(id);
+    const created = createEngines([module], readEngineSettings([module], env, { cores: 1 }), {
+      log: pino({ level: 'silent' }), concurrency: 1, maxOutputBytes: engineLimits.maxOutputBytes, runsJobs: true, stateRoot,
+    });
+    if (!created.engines[0]) throw new Error(`the ${id} engine could not be created: ${created.failed[0]?.reason}`);
+    return created.engines[0];
+  };
   /** Times one conversion by `engine` in a fresh work directory, as the worker runs it. */
   const byEngine = (engine: Engine, name: string, from: string, to: string) => () => timed(async () => {
     const dir = await fs.mkdtemp(path.join(work, 'engine-'));
@@ -434,9 +450,9 @@ try {
     });
     await fs.rm(dir, { recursive: true, force: true });
   });
-  const sharpEngine = new SharpEngine({ size: 1, start: 'eager', stateDir: path.join(work, 'engines-sharp'), maxOutputBytes: engineLimits.maxOutputBytes });
-  const officeEngine = new LibreOfficeEngine({ size: 1, maxJobsPerProcess: 1000, start: 'eager', maxWaiting: 10, stateDir: path.join(work, 'engines-lo'), maxOutputBytes: engineLimits.maxOutputBytes });
-  const pandocEngine = new PandocEngine();
+  const sharpEngine = moduleEngine('sharp', path.join(work, 'engines-sharp'));
+  const officeEngine = moduleEngine('libreoffice', path.join(work, 'engines-lo'), OFFICE_SETTINGS(1));
+  const pandocEngine = moduleEngine('pandoc', path.join(work, 'engines-pandoc'));
   await Promise.all([sharpEngine.probe(), officeEngine.probe(), pandocEngine.probe()]);
   run('pandoc', ['--standalone', '--from', 'markdown', '--to', 'html', '-o', 'large.html', 'large.md'], work);
   await fs.writeFile(path.join(work, 'choice.jpg'), files['large.jpg']!);
@@ -466,7 +482,7 @@ try {
     const pandocPdf = await repeat(RUNS, convertVia(true, 'small.md', 'pdf'));
     choiceRows.push(['md → docx', 'pandoc', fmt(pandocDocx), 'LibreOffice does not read Markdown'], ['md → pdf', 'pandoc → odt, then warm LibreOffice (through the service)', fmt(pandocPdf), 'no single engine here does the pair']);
   } finally {
-    await Promise.all([sharpEngine.close(), officeEngine.close()]);
+    await Promise.all([sharpEngine.close?.(), officeEngine.close?.()]);
   }
   table('2. Engine choice', 'Milliseconds, median (min-max): each engine module as the worker runs it (sandboxed, from a fresh work directory), the one the route planner picks against the alternatives installed here, each also as a multiple of the used engine\'s time. Quality decides where it differs: the planner prefers LibreOffice between office formats (it keeps page setup, styles and tables) and pandoc for HTML input (Writer\'s HTML import crashed on real pages), whatever the speed.', ['pair', 'used', 'time', 'alternatives'], choiceRows);
 
@@ -550,7 +566,7 @@ try {
   };
   await perSecond(officeClients, 2, viaService); // warm-up
   const officeService = await repeat(QUICK ? 2 : 3, () => perSecond(officeClients, officeSeconds, viaService));
-  const officePool = new LibreOfficeEngine({ size: 2, maxJobsPerProcess: 1000, start: 'eager', maxWaiting: 10, stateDir: path.join(work, 'engines-lo-pool'), maxOutputBytes: engineLimits.maxOutputBytes });
+  const officePool = moduleEngine('libreoffice', path.join(work, 'engines-lo-pool'), OFFICE_SETTINGS(2));
   let officeBare: Stat;
   try {
     await officePool.probe();
@@ -561,7 +577,7 @@ try {
     await perSecond(officeClients, 2, viaPool); // warm-up
     officeBare = await repeat(QUICK ? 2 : 3, () => perSecond(officeClients, officeSeconds, viaPool));
   } finally {
-    await officePool.close();
+    await officePool.close?.();
   }
   table('3b. Office throughput', `Small ${officeMix.join(', ')} → pdf, in turn, ${officeClients} clients for ${officeSeconds} s, conversions per second: through the service (HTTP, event stream, download; its default pool of ${Math.min(4, os.cpus().length)} LibreOffice processes) and the same kind of pool (2 processes) driven by the engine module directly.`,
     ['through the service', 'warm pool, no service', 'ratio'], [[fmt(officeService, 1), fmt(officeBare, 1), (officeService.median / officeBare.median).toFixed(2)]]);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config.ts';
 import { FormatCatalogue } from '../formats/catalogue.ts';
-import { ProcessPool } from '../process/pool/supervisor.ts';
+import { ProcessPool } from '../process/pool/index.ts';
 import { createNodePool } from '../process/pool/node-program.ts';
 import { runProcess } from '../process/runner.ts';
 import { withScratchDir } from '../process/scratch.ts';

@@ -31,3 +31,6 @@ export function engineModule(id: string): AnyEngineModule {
   if (!found) throw new Error(`no engine module "${id}": the list has ${ENGINE_MODULES.map((m) => m.id).join(', ')}`);
   return found;
 }
+
+/** The ffmpeg engine's WebM encoder arguments, for the benchmark's bare ffmpeg command to use the same. */
+export { VP9_SPEED, WEBM_ENCODERS } from './ffmpeg/engine.ts';

@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../config.ts';
 import type { FormatDefinition } from '../formats/catalogue.ts';
-import type { ProcessPool, PooledProgram, PoolOptions } from '../process/pool/supervisor.ts';
+import type { ProcessPool, PooledProgram, PoolOptions } from '../process/pool/index.ts';
 import type { NodePoolOptions, NodeProgramOptions } from '../process/pool/node-program.ts';
 import type { RunOptions, RunResult } from '../process/runner.ts';
 import type { Capabilities, CapabilityName } from './capabilities.ts';

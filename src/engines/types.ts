@@ -3,7 +3,7 @@
 // it at start and the planner routes jobs over the edges of the engines that passed. Engines never
 // see HTTP, job records or storage: a file in, a file out.
 import type { Capabilities } from './capabilities.ts';
-import type { PoolStats } from '../process/pool/supervisor.ts';
+import type { PoolStats } from '../process/pool/index.ts';
 
 export interface ConversionEdge {
   readonly from: string;

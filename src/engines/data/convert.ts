@@ -1,5 +1,5 @@
-// Structured data conversions, run in pooled, sandboxed Node processes (engines/data.ts starts the
-// pool; helpers/node-host.ts loads this module and calls its handlers). An input that cannot be
+// Structured data conversions, run in pooled, sandboxed Node processes (engine.ts starts the
+// pool; src/process/pool/node-host.ts loads this module and calls its handlers). An input that cannot be
 // parsed as FROM is corrupt_input (the message says where); content that cannot be expressed as
 // TO is conversion_failed. The mapping (README "Data formats"):
 // - Tables (csv, tsv, xlsx and ods: the first sheet): the first row is the header. As records, each later
@@ -24,7 +24,7 @@ import { XMLBuilder, XMLParser } from 'fast-xml-parser';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import YAML from 'yaml';
 import { ConvertdError } from '../../errors.ts';
-import type { Handlers } from '../helpers/node-host.ts';
+import type { Handlers } from '../../process/pool/node-host.ts';
 import { readXlsxFirstSheet } from './xlsx-sheet.ts';
 
 type Row = unknown[];

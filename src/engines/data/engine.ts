@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PoolStats, ProcessPool } from '../../process/pool/supervisor.ts';
+import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 

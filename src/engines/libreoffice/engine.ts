@@ -8,7 +8,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import type { PoolStats, ProcessPool } from '../../process/pool/supervisor.ts';
+import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { isPasswordProtected } from './office-encryption.ts';

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import type { PooledProgram, Reply } from '../../process/pool/supervisor.ts';
+import type { PooledProgram, Reply } from '../../process/pool/index.ts';
 
 const PYTHON = '/usr/bin/python3';
 const HELPERS = fileURLToPath(new URL('./helper/', import.meta.url));

@@ -3,7 +3,7 @@
 // cgroup and time limit, and the service process never loads it.
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import type { PoolStats, ProcessPool } from '../../process/pool/supervisor.ts';
+import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';

@@ -1,11 +1,11 @@
 // Raster image conversions with sharp (the libvips bundled in its npm package), run inside a
-// pooled, sandboxed Node process (engines/sharp.ts starts the pool, helpers/node-host.ts loads
+// pooled, sandboxed Node process (engine.ts starts the pool, src/process/pool/node-host.ts loads
 // this module): decoding hostile images happens there, under the sandbox's memory cgroup and
 // time limit, never in the service. Its own guards come first: sharp's pixel limit, a frame cap
 // checked on the header before decoding, `failOn: 'error'` and sharp's timeout.
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { ConvertdError } from '../../errors.ts';
-import type { Handlers } from '../helpers/node-host.ts';
+import type { Handlers } from '../../process/pool/node-host.ts';
 import { isRaster, RASTER_FORMATS, type RasterFormat } from './formats.ts';
 
 // One libvips thread per image and no operation cache: throughput comes from running one pooled
