@@ -39,6 +39,8 @@ export interface PoolOptions {
   /** Where the processes' directories live; emptied at start. */
   readonly stateDir: string;
   readonly startTimeoutMs?: number;
+  /** How long a health check (a ping before a job) may take before its process is replaced; 10 s unless set. */
+  readonly healthTimeoutMs?: number;
   readonly log?: Logger;
 }
 
@@ -271,7 +273,7 @@ export class ProcessPool {
       current = undefined;
     }
     if (current && current.isAlive) {
-      const healthy = await current.request({ op: 'ping' }, HEALTH_TIMEOUT_MS).then((r) => r.ok === true, () => false);
+      const healthy = await current.request({ op: 'ping' }, this.options.healthTimeoutMs ?? HEALTH_TIMEOUT_MS).then((r) => r.ok === true, () => false);
       if (healthy) {
         this.prepareSuccessor(slot);
         return current;
