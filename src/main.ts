@@ -23,12 +23,12 @@ import { RsvgEngine } from './engines/rsvg.ts';
 import { SharpEngine } from './engines/sharp.ts';
 import { VipsCliEngine } from './engines/vips.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
-import { configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
+import { cgroupLimitsState, configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
 import { stopLaunchers } from './process/launchers.ts';
-import { configureSandbox } from './process/sandbox.ts';
+import { configureSandbox, giveEntriesToEngineUser } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
-import type { JobQueue, JobStore } from './jobs/types.ts';
+import type { EngineIsolation, JobQueue, JobStore } from './jobs/types.ts';
 import { openRedis, redactUrl } from './jobs/redis/connection.ts';
 import { BullQueue } from './jobs/redis/bullmq-queue.ts';
 import { RedisJobChanges } from './jobs/redis/redis-changes.ts';
@@ -128,6 +128,12 @@ async function main(): Promise<void> {
   else if (limits.problem) log.warn({ event: 'memory_limit_unavailable', problem: limits.problem }, `engine memory is not limited by a cgroup: ${limits.problem}; engines keep their address-space limits`);
   if (limits.maxTasks) log.info({ event: 'process_limit', max_tasks: limits.maxTasks }, `each engine process tree is limited to ${limits.maxTasks} tasks by a pids cgroup`);
   else log.warn({ event: 'process_limit_unavailable', problem: limits.tasksProblem }, `engine processes are not counted by a pids cgroup: ${limits.tasksProblem}`);
+  // What the jobs layer knows of the above: passed to it, never read from the process layer's state.
+  const isolation: EngineIsolation = {
+    sandboxMode: sandbox.settings.mode,
+    cgroupLimits: cgroupLimitsState,
+    giveToEngineUser: (entries) => giveEntriesToEngineUser(entries, sandbox.settings),
+  };
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const { storage, close: closeStorage } = await openStorage(config, log);
@@ -172,8 +178,8 @@ async function main(): Promise<void> {
     pools: [{ name: 'libreoffice', stats: () => libreoffice.pool.stats() }, { name: 'sharp', stats: () => sharpEngine.pool.stats() },
       { name: 'data', stats: () => dataEngine.pool.stats() }],
   });
-  const service = new JobService({ store, queue, storage, engines, config, log, changes });
-  const worker = new JobWorker({ store, storage, engines, config, log, metrics, changes });
+  const service = new JobService({ store, queue, storage, engines, config, isolation, log, changes });
+  const worker = new JobWorker({ store, storage, engines, config, isolation, log, metrics, changes });
   const sweeper = new Sweeper({ store, storage, config, log });
 
   await service.recover();

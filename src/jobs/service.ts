@@ -9,11 +9,9 @@ import type { Config } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
 import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
-import { cgroupLimitsState } from '../process/cgroups.ts';
-import { sandboxSettings } from '../process/sandbox.ts';
 import type { FileStorage, ResultHandle } from '../storage/types.ts';
 import type { JobChanges } from './changes.ts';
-import type { JobQueue, JobRecord, JobStore } from './types.ts';
+import type { EngineIsolation, JobQueue, JobRecord, JobStore } from './types.ts';
 
 export interface Submission {
   /** Local path where the upload was streamed; consumed (moved or deleted) by submit. */
@@ -68,6 +66,7 @@ export interface JobServiceDeps {
   readonly storage: FileStorage;
   readonly engines: EngineRegistry;
   readonly config: Config;
+  readonly isolation: EngineIsolation;
   readonly log: Logger;
   readonly changes?: JobChanges;
 }
@@ -129,10 +128,10 @@ export class JobService {
     checks.disk = disk
       ? { ok: disk.freeBytes >= needed, free_bytes: disk.freeBytes, total_bytes: disk.totalBytes, needed_bytes: needed }
       : { ok: false, problem: 'the data directory cannot be inspected' };
-    const sandbox = sandboxSettings();
-    checks.sandbox = { ok: sandbox.mode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandbox.mode };
+    const { sandboxMode } = this.deps.isolation;
+    checks.sandbox = { ok: sandboxMode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandboxMode };
     // Informational: without a cgroup, engines keep their address-space limits (not a reason to refuse work).
-    const limits = cgroupLimitsState();
+    const limits = this.deps.isolation.cgroupLimits();
     checks.memory_limit = { ok: true, mode: limits.mode, ...(limits.limitBytes ? { limit_bytes: limits.limitBytes } : {}), ...(limits.problem ? { problem: limits.problem } : {}) };
     checks.process_limit = { ok: true, ...(limits.maxTasks ? { max_tasks: limits.maxTasks } : { mode: 'none' }), ...(limits.tasksProblem ? { problem: limits.tasksProblem } : {}) };
     for (const [engine, health] of Object.entries(this.deps.engines.health())) checks[`pool:${engine}`] = { ok: health.ok, ...health.detail };
