@@ -12,12 +12,12 @@ import { catalogueOf, checkEngineNames, createEngines, readEngineSettings } from
 import { ENGINE_MODULES } from './engines/index.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
-import { configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
+import { cgroupLimitsState, configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
 import { stopLaunchers } from './process/launchers.ts';
-import { configureSandbox } from './process/sandbox.ts';
+import { configureSandbox, giveEntriesToEngineUser } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
-import type { JobQueue, JobStore } from './jobs/types.ts';
+import type { EngineIsolation, JobQueue, JobStore } from './jobs/types.ts';
 import { openRedis, redactUrl } from './jobs/redis/connection.ts';
 import { BullQueue } from './jobs/redis/bullmq-queue.ts';
 import { RedisJobChanges } from './jobs/redis/redis-changes.ts';
@@ -121,6 +121,12 @@ async function main(): Promise<void> {
   else if (limits.problem) log.warn({ event: 'memory_limit_unavailable', problem: limits.problem }, `engine memory is not limited by a cgroup: ${limits.problem}; engines keep their address-space limits`);
   if (limits.maxTasks) log.info({ event: 'process_limit', max_tasks: limits.maxTasks }, `each engine process tree is limited to ${limits.maxTasks} tasks by a pids cgroup`);
   else log.warn({ event: 'process_limit_unavailable', problem: limits.tasksProblem }, `engine processes are not counted by a pids cgroup: ${limits.tasksProblem}`);
+  // What the jobs layer knows of the above: passed to it, never read from the process layer's state.
+  const isolation: EngineIsolation = {
+    sandboxMode: sandbox.settings.mode,
+    cgroupLimits: cgroupLimitsState,
+    giveToEngineUser: (entries) => giveEntriesToEngineUser(entries, sandbox.settings),
+  };
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const { storage, close: closeStorage } = await openStorage(config, log);
@@ -144,8 +150,8 @@ async function main(): Promise<void> {
     disk: () => storage.diskSpace(),
     pools: created.engines.flatMap((engine) => (engine.poolStats ? [{ name: engine.id, stats: () => engine.poolStats!() }] : [])),
   });
-  const service = new JobService({ store, queue, storage, engines, config, log, changes });
-  const worker = new JobWorker({ store, storage, engines, config, log, metrics, changes });
+  const service = new JobService({ store, queue, storage, engines, config, isolation, log, changes });
+  const worker = new JobWorker({ store, storage, engines, config, isolation, log, metrics, changes });
   const sweeper = new Sweeper({ store, storage, config, log });
 
   await service.recover();

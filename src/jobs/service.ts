@@ -2,23 +2,22 @@
 // result to download, and describe the catalogue and limits. The HTTP layer never touches an
 // engine, the store or the disk directly; it calls this.
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
 import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
-import { cgroupLimitsState } from '../process/cgroups.ts';
-import { sandboxSettings } from '../process/sandbox.ts';
-import type { FileStorage, ResultHandle } from '../storage/types.ts';
+import type { FileStorage, ResultHandle, Upload } from '../storage/types.ts';
 import type { JobChanges } from './changes.ts';
-import type { JobQueue, JobRecord, JobStore } from './types.ts';
+import type { EngineIsolation, JobQueue, JobRecord, JobStore } from './types.ts';
+
+export type { Upload } from '../storage/types.ts';
 
 export interface Submission {
-  /** Local path where the upload was streamed; consumed (moved or deleted) by submit. */
-  readonly uploadPath: string;
-  readonly bytes: number;
+  /** The upload, from receiveUpload: submit makes it the job's input or discards it. */
+  readonly upload: Upload;
   readonly filename: string;
   readonly target: string;
 }
@@ -68,6 +67,7 @@ export interface JobServiceDeps {
   readonly storage: FileStorage;
   readonly engines: EngineRegistry;
   readonly config: Config;
+  readonly isolation: EngineIsolation;
   readonly log: Logger;
   readonly changes?: JobChanges;
 }
@@ -84,9 +84,13 @@ export class JobService {
     return this.deps.changes ? this.deps.changes.next(jobId, timeoutMs) : new Promise((resolve) => setTimeout(resolve, Math.min(timeoutMs, 250)));
   }
 
-  /** Where the HTTP layer streams an upload before it becomes a job. */
-  newUploadPath(): string {
-    return this.deps.storage.newUploadPath();
+  /**
+   * Has storage receive an upload from its first byte, up to the size limit (past it: rejects with
+   * file_too_large). A failed upload leaves nothing behind; a received one goes to submit, or the
+   * caller discards it.
+   */
+  receiveUpload(source: Readable, onBytes?: (bytes: number) => void): Promise<Upload> {
+    return this.deps.storage.receiveUpload(source, { maxBytes: this.deps.config.maxFileBytes, onBytes });
   }
 
   get catalogue(): readonly CatalogueEntry[] {
@@ -129,10 +133,10 @@ export class JobService {
     checks.disk = disk
       ? { ok: disk.freeBytes >= needed, free_bytes: disk.freeBytes, total_bytes: disk.totalBytes, needed_bytes: needed }
       : { ok: false, problem: 'the data directory cannot be inspected' };
-    const sandbox = sandboxSettings();
-    checks.sandbox = { ok: sandbox.mode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandbox.mode };
+    const { sandboxMode } = this.deps.isolation;
+    checks.sandbox = { ok: sandboxMode === 'bwrap' || this.deps.config.sandbox === 'off', mode: sandboxMode };
     // Informational: without a cgroup, engines keep their address-space limits (not a reason to refuse work).
-    const limits = cgroupLimitsState();
+    const limits = this.deps.isolation.cgroupLimits();
     checks.memory_limit = { ok: true, mode: limits.mode, ...(limits.limitBytes ? { limit_bytes: limits.limitBytes } : {}), ...(limits.problem ? { problem: limits.problem } : {}) };
     checks.process_limit = { ok: true, ...(limits.maxTasks ? { max_tasks: limits.maxTasks } : { mode: 'none' }), ...(limits.tasksProblem ? { problem: limits.tasksProblem } : {}) };
     for (const [engine, health] of Object.entries(this.deps.engines.health())) checks[`pool:${engine}`] = { ok: health.ok, ...health.detail };
@@ -162,9 +166,10 @@ export class JobService {
 
   /** Validates an upload and turns it into a queued job. Durable before it resolves. */
   async submit(submission: Submission): Promise<string> {
-    const { store, queue, storage, engines, log } = this.deps;
+    const { store, queue, engines, log } = this.deps;
+    const { upload } = submission;
     try {
-      const sniffed = await sniffFile(submission.uploadPath, submission.filename, engines.formats);
+      const sniffed = await sniffFile(upload.path, submission.filename, engines.formats);
       const source = sniffed.format;
       if (!source || !engines.reads(source.id)) {
         const message = sniffed.detected
@@ -182,24 +187,24 @@ export class JobService {
       await this.checkCapacity();
 
       const id = newJobId();
-      await storage.commitInput(id, submission.uploadPath);
+      await upload.commit(id);
       await store.create({
         id,
         source: source.id,
         target: target.id,
         filename: submission.filename,
-        inputBytes: submission.bytes,
+        inputBytes: upload.bytes,
         createdAt: Date.now(),
       });
       // Logged before a worker can take it (a worker may be another process that logs at once).
-      log.info({ event: 'job_queued', job_id: id, source: source.id, target: target.id, bytes: submission.bytes }, 'job queued');
+      log.info({ event: 'job_queued', job_id: id, source: source.id, target: target.id, bytes: upload.bytes }, 'job queued');
       await queue.enqueue(id);
       return id;
     } finally {
-      // Whatever did not become a job's input goes (a no-op once the upload was moved). One
+      // Whatever did not become a job's input goes (a no-op once the upload was committed). One
       // unlink, synchronous: by now a worker may have the job, and a trip through the thread
       // pool would wait behind it, adding a millisecond to the answer (BENCHMARKS.md, change 14).
-      rmSync(submission.uploadPath, { force: true });
+      upload.discard();
     }
   }
 

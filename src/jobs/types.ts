@@ -2,6 +2,8 @@
 // (who runs what, when). The embedded backends are SQLite and an in-process queue; a Redis/BullMQ
 // backend implements the same interfaces, and neither the HTTP layer nor the engines notice.
 import type { JobErrorCode } from '../errors.ts';
+import type { CgroupLimitsState } from '../process/cgroups.ts';
+import type { SandboxMode } from '../process/sandbox.ts';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'error';
 
@@ -94,4 +96,21 @@ export interface JobQueue {
    * leaves them to be taken up again, after a restart or by another worker).
    */
   stop(graceMs: number): Promise<void>;
+}
+
+/**
+ * How engines are isolated, as far as the jobs layer needs to know: set up at start by the process
+ * layer (src/process/sandbox.ts, cgroups.ts) and handed to JobService and JobWorker by main.ts, so
+ * that they read no module state of that layer and a test can build them with any setting.
+ */
+export interface EngineIsolation {
+  /** The sandbox engines run in (/readyz). */
+  readonly sandboxMode: SandboxMode;
+  /** How engine memory and tasks are limited now (/readyz). */
+  cgroupLimits(): CgroupLimitsState;
+  /**
+   * Hands the named entries (a fresh work directory and the input just linked into it) to the
+   * user engines run as, when they run as one. Synchronous, as the job path's other metadata calls.
+   */
+  giveToEngineUser(entries: readonly string[]): void;
 }

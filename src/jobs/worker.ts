@@ -11,15 +11,15 @@ import type { Config } from '../config.ts';
 import { ConvertdError, isDiskFull, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
 import { runPipeline } from '../engines/pipeline.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
-import { giveEntriesToEngineUser } from '../process/sandbox.ts';
 import type { FileStorage } from '../storage/types.ts';
-import type { JobStore } from './types.ts';
+import type { EngineIsolation, JobStore } from './types.ts';
 
 export interface WorkerDeps {
   readonly store: JobStore;
   readonly storage: FileStorage;
   readonly engines: EngineRegistry;
   readonly config: Config;
+  readonly isolation: EngineIsolation;
   readonly log: Logger;
   readonly metrics?: Metrics;
   readonly changes?: JobChanges;
@@ -79,7 +79,7 @@ export class JobWorker {
       const workDir = await storage.createWorkDir(jobId);
       const input = await storage.fetchInput(jobId, workDir, job.source);
       // The directory was made for this attempt and holds the input alone.
-      giveEntriesToEngineUser([workDir, input]);
+      this.deps.isolation.giveToEngineUser([workDir, input]);
       const prepared = performance.now();
       const output = await runPipeline({
         route,

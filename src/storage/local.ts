@@ -17,7 +17,9 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { FileStorage, ResultHandle } from './types.ts';
+import type { Readable } from 'node:stream';
+import type { FileStorage, ResultHandle, Upload, UploadOptions } from './types.ts';
+import { LocalUpload, receiveFile, type CommitInput } from './upload.ts';
 
 /** Results up to this size are read into memory when a download starts. */
 const SMALL_RESULT_BYTES = 512 * 1024;
@@ -81,12 +83,16 @@ export class LocalStorage implements FileStorage {
     return removed;
   }
 
-  newUploadPath(): string {
-    return path.join(this.uploads, `${randomBytes(12).toString('base64url')}.part`);
+  receiveUpload(source: Readable, options: UploadOptions): Promise<Upload> {
+    return this.receiveUploadAs(source, options, async (jobId, file) => {
+      renameSync(file, path.join(this.inputs, safeName(jobId)));
+    });
   }
 
-  async commitInput(jobId: string, uploadPath: string): Promise<void> {
-    renameSync(uploadPath, path.join(this.inputs, safeName(jobId)));
+  /** Receives an upload into uploads/, to be made a job's input by `commitInput` (S3Storage's puts it in the bucket). */
+  async receiveUploadAs(source: Readable, options: UploadOptions, commitInput: CommitInput): Promise<Upload> {
+    const file = path.join(this.uploads, `${randomBytes(12).toString('base64url')}.part`);
+    return new LocalUpload(file, await receiveFile(source, file, options), commitInput);
   }
 
   async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {

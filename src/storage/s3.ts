@@ -13,11 +13,11 @@ import { pipeline } from 'node:stream/promises';
 import {
   DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import { Upload as MultipartUpload } from '@aws-sdk/lib-storage';
 import type { S3StorageConfig } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
 import { LocalStorage, safeExtension, safeName } from './local.ts';
-import type { FileStorage, ResultHandle } from './types.ts';
+import type { FileStorage, ResultHandle, Upload, UploadOptions } from './types.ts';
 
 /**
  * The object store cannot be reached or is failing for a while (no answer, 5xx): a request that
@@ -88,24 +88,24 @@ export class S3Storage implements FileStorage {
     }
   }
 
-  newUploadPath(): string {
-    return this.scratch.newUploadPath();
+  receiveUpload(source: Readable, options: UploadOptions): Promise<Upload> {
+    return this.scratch.receiveUploadAs(source, options, async (jobId, file) => {
+      await this.moveIn(this.inputKey(jobId), file);
+    });
   }
 
-  private async put(key: string, localPath: string): Promise<number> {
-    const { size } = await fs.stat(localPath);
-    // Multipart for large files, streamed from disk: memory stays flat whatever the size.
-    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: createReadStream(localPath), ContentLength: size } }).done();
-    return size;
-  }
-
-  async commitInput(jobId: string, uploadPath: string): Promise<void> {
+  /** Puts a local file into the bucket, then removes it; resolves with its size. */
+  private async moveIn(key: string, localPath: string): Promise<number> {
+    let size: number;
     try {
-      await this.put(this.inputKey(jobId), uploadPath);
+      size = (await fs.stat(localPath)).size;
+      // Multipart for large files, streamed from disk: memory stays flat whatever the size.
+      await new MultipartUpload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: createReadStream(localPath), ContentLength: size } }).done();
     } catch (error) {
       throw storeUnavailable(error);
     }
-    await fs.rm(uploadPath, { force: true });
+    await fs.rm(localPath, { force: true });
+    return size;
   }
 
   async fetchInput(jobId: string, workDir: string, ext: string): Promise<string> {
@@ -131,15 +131,8 @@ export class S3Storage implements FileStorage {
     return this.scratch.removeWorkDir(jobId);
   }
 
-  async commitResult(token: string, ext: string, localPath: string): Promise<number> {
-    let size: number;
-    try {
-      size = await this.put(this.resultKey(token, ext), localPath);
-    } catch (error) {
-      throw storeUnavailable(error);
-    }
-    await fs.rm(localPath, { force: true });
-    return size;
+  commitResult(token: string, ext: string, localPath: string): Promise<number> {
+    return this.moveIn(this.resultKey(token, ext), localPath);
   }
 
   async openResult(token: string, ext: string): Promise<ResultHandle | undefined> {

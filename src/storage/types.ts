@@ -10,11 +10,33 @@ export interface ResultHandle {
   close(): void;
 }
 
+export interface UploadOptions {
+  /** An upload larger than this is refused (file_too_large) and removed. */
+  readonly maxBytes: number;
+  /** Told the size of every chunk as it arrives (the HTTP layer's garbage-collection nudge). */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+/**
+ * An upload received in full. Storage owns it until it is committed as a job's input or
+ * discarded; whoever holds it does one or the other.
+ */
+export interface Upload {
+  readonly bytes: number;
+  /** A local file with the upload's bytes, to read (sniff) until it is committed or discarded. */
+  readonly path: string;
+  /** Makes the upload the job's input; the upload is consumed. */
+  commit(jobId: string): Promise<void>;
+  /** Removes the upload; a no-op once it was committed or discarded. Synchronous: one unlink. */
+  discard(): void;
+}
+
 export interface FileStorage {
-  /** A fresh local path to stream an upload into (the API node's own disk). */
-  newUploadPath(): string;
-  /** Makes an accepted upload the job's input; the upload path is consumed. */
-  commitInput(jobId: string, uploadPath: string): Promise<void>;
+  /**
+   * Receives an upload from its first byte (onto the API node's own disk). Rejects, leaving
+   * nothing behind, when the source fails or passes maxBytes.
+   */
+  receiveUpload(source: Readable, options: UploadOptions): Promise<Upload>;
   /** Puts the job's input into workDir as `input.<ext>` and returns its path. */
   fetchInput(jobId: string, workDir: string, ext: string): Promise<string>;
   deleteInput(jobId: string): Promise<void>;

@@ -1,26 +1,18 @@
-// The web page (src/web/page): its HTML, and its script bundled by esbuild once at start (from
-// TypeScript, with the API client inlined). Everything comes from this service: a strict CSP
-// allows scripts, styles and connections to this origin only, and no inline script at all.
-// Results are downloaded from /api/download, whose own CSP (sandbox) and attachment headers keep
-// them from ever running on this origin.
-import fs from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+// The web page (src/web/page): its HTML, CSS and script, made ready once at start
+// (src/web/bundle.ts). Everything comes from this service: a strict CSP allows scripts, styles
+// and connections to this origin only, and no inline script at all. Results are downloaded from
+// /api/download, whose own CSP (sandbox) and attachment headers keep them from ever running on
+// this origin.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { buildWebPage } from '../../web/bundle.ts';
 
-const PAGE_DIR = fileURLToPath(new URL('../../web/page/', import.meta.url));
 const PAGE_CSP = [
   "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
   "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
 ].join('; ');
 
 export async function registerWebRoutes(app: FastifyInstance): Promise<void> {
-  const [html, css, bundle] = await Promise.all([
-    fs.readFile(`${PAGE_DIR}index.html`, 'utf8'),
-    fs.readFile(`${PAGE_DIR}app.css`, 'utf8'),
-    build({ entryPoints: [`${PAGE_DIR}app.ts`], bundle: true, format: 'esm', target: 'es2022', minify: true, write: false, legalComments: 'none' }),
-  ]);
-  const script = bundle.outputFiles[0]!.text;
+  const { html, css, script } = await buildWebPage();
   const send = (reply: FastifyReply, type: string, body: string) => reply
     .header('content-type', type)
     .header('content-security-policy', PAGE_CSP)
