@@ -8,5 +8,5 @@ export default defineEngine({
   summary: 'ImageMagick 6 (explicit coders, `config/imagemagick/policy.xml`)',
   packages: { debian: ['imagemagick'] },
   formats: FORMATS,
-  create: () => new ImageMagickEngine(),
+  create: (context) => new ImageMagickEngine(context),
 });
