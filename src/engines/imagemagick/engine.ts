@@ -2,8 +2,8 @@
 // PCX, Netpbm, XPM, DDS), and only to and from PNG: the planner chains through sharp for the
 // rest. Never for SVG, PostScript or PDF. Every call names the coder explicitly (a PostScript
 // file named .tga is parsed as TGA, not run), and ImageMagick sees only the allow-list policy
-// shipped in config/imagemagick/policy.xml (no delegates, few coders, memory, area, disk, time
-// and frame limits), inside the sandbox (docs/security.md#imagemagick).
+// shipped beside this file in policy/policy.xml (no delegates, few coders, memory, area, disk,
+// time and frame limits), inside the sandbox (docs/security.md#imagemagick).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const CONVERT = '/usr/bin/convert-im6.q16';
-const POLICY_DIR = fileURLToPath(new URL('../../../config/imagemagick/', import.meta.url));
+const POLICY_DIR = fileURLToPath(new URL('./policy/', import.meta.url));
 
 /** ImageMagick coder per format id. */
 const CODER: Record<string, string> = {
