@@ -343,7 +343,7 @@ try {
       sharp.cache(true);
     }
   };
-  // The service's WebM encoders (src/engines/ffmpeg.ts), the same for every clip.
+  // The service's WebM encoders (src/engines/ffmpeg/engine.ts), the same for every clip.
   const bareWebm = (input: string, output: string) => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', input, ...WEBM_ENCODERS, output], work);
   const cases: Array<{ family: string; name: string; target: string; bareLabel: string; bare: () => Promise<unknown> | unknown }> = [
     { family: 'image', name: 'small.png', target: 'webp', bareLabel: 'sharp in-process, same settings', bare: () => sameAsService(() => sharp(files['small.png']).webp(WEBP).toBuffer()) },

@@ -12,8 +12,8 @@ import { PassThrough, Transform, type Readable, type TransformCallback } from 'n
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import { ConvertdError } from '../../errors.ts';
-import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess, type RunResult } from '../../process/runner.ts';
-import { withScratchDir } from '../../process/scratch.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const BSDTAR = '/usr/bin/bsdtar';
@@ -29,7 +29,7 @@ const WRITE_OPTIONS: Record<string, string[]> = {
 };
 
 /** Caps checked while the entries stream. */
-export const ARCHIVE_LIMITS = {
+const ARCHIVE_LIMITS = {
   entries: 10_000,
   expandedBytes: 1024 ** 3,
   /** Expanded size over upload size, above which a big archive counts as a bomb. */
@@ -41,7 +41,7 @@ export const ARCHIVE_LIMITS = {
 const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({ from, to, cost: 2 })));
 
 /** A member name made safe, or the reason it is refused. */
-export function memberName(raw: string): string | { refused: string } {
+function memberName(raw: string): string | { refused: string } {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(raw)) return { refused: 'a member name holds control characters' };
   const name = raw.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
@@ -80,20 +80,26 @@ export class ArchiveEngine implements Engine {
   readonly timeoutSeconds = 300;
   readonly edges = EDGES;
   readonly reportsProgress = true;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 0.5 + inputBytes / 5_000_000;
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
-    return withScratchDir('archives', async (dir) => {
+    const { run, withScratchDir } = this.context;
+    return withScratchDir(async (dir) => {
       const working = new Set<string>();
       const { writeFile } = await import('node:fs/promises');
       await writeFile(path.join(dir, 'sample.txt'), 'convertd');
       for (const format of FORMATS) {
-        const result = await runProcess(BSDTAR, ['-c', '-f', `probe.${format}`, ...WRITE_OPTIONS[format]!, 'sample.txt'], { cwd: dir, timeoutMs: 20_000 });
+        const result = await run(BSDTAR, ['-c', '-f', `probe.${format}`, ...WRITE_OPTIONS[format]!, 'sample.txt'], { cwd: dir, timeoutMs: 20_000 });
         const back = result.exitCode === 0
-          ? await runProcess(BSDTAR, ['-t', '-f', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, captureStdout: true })
+          ? await run(BSDTAR, ['-t', '-f', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, captureStdout: true })
           : undefined;
         if (back?.exitCode === 0 && back.stdout.trim() === 'sample.txt') working.add(format);
       }
@@ -156,12 +162,12 @@ export class ArchiveEngine implements Engine {
     extract.on('error', (error) => stop(new ConvertdError('corrupt_input', `The archive could not be read: ${error.message}`)));
     fromReader.pipe(extract);
 
-    const run = { cwd: workDir, timeoutMs: limits.timeoutMs, signal: both, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE } };
+    const options = { cwd: workDir, timeoutMs: limits.timeoutMs, signal: both, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE } };
     const [read, write] = await Promise.allSettled([
-      runProcess(BSDTAR, ['-c', '-f', '-', '--format', 'pax', `@${path.basename(input)}`], { ...run, stdout: fromReader }),
-      runProcess(BSDTAR, ['-c', '-f', path.basename(output), ...WRITE_OPTIONS[to]!, '@-'], {
+      this.context.run(BSDTAR, ['-c', '-f', '-', '--format', 'pax', `@${path.basename(input)}`], { ...options, stdout: fromReader }),
+      this.context.run(BSDTAR, ['-c', '-f', path.basename(output), ...WRITE_OPTIONS[to]!, '@-'], {
         // tar-stream's pack is a streamx Readable, which pipes like a Node one.
-        ...run, stdin: pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+        ...options, stdin: pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       }),
     ]);
     if (abort.signal.aborted) throw abort.signal.reason;

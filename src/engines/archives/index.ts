@@ -8,5 +8,5 @@ export default defineEngine({
   summary: 'bsdtar → member walk in the service → bsdtar',
   packages: { debian: ['libarchive-tools'], npm: ['tar-stream'] },
   formats: FORMATS,
-  create: () => new ArchiveEngine(),
+  create: (context) => new ArchiveEngine(context),
 });

@@ -8,7 +8,8 @@
 // breaks Chromium: under a 4 GB RLIMIT_AS it writes no PDF and still exits 0 (docs/security.md#resource-limits).
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine, runProcess } from '../../process/runner.ts';
+import { ensureSuccess, lastErrorLine } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const EBOOK_CONVERT = '/usr/bin/ebook-convert';
@@ -33,20 +34,25 @@ export class CalibreEngine implements Engine {
   readonly timeoutSeconds = 600;
   readonly edges = EDGES;
   readonly reportsProgress = true;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number, _from: string, to: string): number {
     return (to === 'pdf' ? 3 : 1.5) + inputBytes / 500_000;
   }
 
   async probe(): Promise<void> {
-    const result = await runProcess(EBOOK_CONVERT, ['--version'], { cwd: '/', timeoutMs: 30_000, captureStdout: true, env: ENV });
+    const result = await this.context.run(EBOOK_CONVERT, ['--version'], { cwd: '/', timeoutMs: 30_000, captureStdout: true, env: ENV });
     if (!/calibre/i.test(result.stdout)) throw new Error(`ebook-convert did not run: ${lastErrorLine(result.stderr)}`);
   }
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, workDir, limits, signal, onProgress } = request;
     if (!READS.includes(from)) throw new Error(`calibre is not used to read ${from}`);
-    const result = await runProcess(EBOOK_CONVERT, [`./${path.basename(input)}`, `./${path.basename(output)}`], {
+    const result = await this.context.run(EBOOK_CONVERT, [`./${path.basename(input)}`, `./${path.basename(output)}`], {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
       limits: { fileSizeBytes: limits.maxOutputBytes },
       // calibre prints its progress as "12% Converting input to HTML...".

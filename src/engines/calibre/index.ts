@@ -8,5 +8,5 @@ export default defineEngine({
   summary: '`ebook-convert` (input always `input.<epub/mobi/azw3/fb2>`, real progress)',
   packages: { debian: ['calibre'] },
   formats: FORMATS,
-  create: () => new CalibreEngine(),
+  create: (context) => new CalibreEngine(context),
 });

@@ -8,8 +8,8 @@
 // output against the input's duration.
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
-import { withScratchDir } from '../../process/scratch.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
@@ -143,14 +143,20 @@ export class FfmpegEngine implements Engine {
   readonly id = 'ffmpeg';
   readonly edges = edges();
   readonly reportsProgress = true;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 1 + inputBytes / 1_000_000;
   }
 
   async probe(): Promise<void> {
-    await withScratchDir('ffmpeg', async (dir) => {
-      const result = await runProcess('/usr/bin/ffmpeg', [
+    const { run, withScratchDir } = this.context;
+    await withScratchDir(async (dir) => {
+      const result = await run('/usr/bin/ffmpeg', [
         '-nostdin', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.2',
         '-c:a', 'libmp3lame', '-f', 'mp3', '-y', 'file:probe.mp3',
       ], { cwd: dir, timeoutMs: 20_000 });
@@ -254,7 +260,7 @@ export class FfmpegEngine implements Engine {
       seen = facts;
       onInput(facts, first);
     };
-    const result = await runProcess('/usr/bin/ffmpeg', args, {
+    const result = await this.context.run('/usr/bin/ffmpeg', args, {
       cwd: workDir,
       timeoutMs: limits.timeoutMs,
       signal,

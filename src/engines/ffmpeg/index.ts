@@ -8,5 +8,5 @@ export default defineEngine({
   summary: 'one ffmpeg run, stopped by the gate reading its own input description (allow-lists, real progress)',
   packages: { debian: ['ffmpeg'] },
   formats: FORMATS,
-  create: () => new FfmpegEngine(),
+  create: (context) => new FfmpegEngine(context),
 });

@@ -1,14 +1,14 @@
-// Fonts with Debian's fontTools (python3-fonttools, python3-brotli for WOFF2), through a small
-// helper script run by /usr/bin/python3 in the sandbox: ttf, otf, woff, woff2. WOFF and WOFF2
-// wrap either kind of outlines; OTF (CFF outlines) becomes TTF by curve conversion; TrueType
-// outlines do not become OTF, so that pair is not advertised (and a WOFF of TrueType outlines
-// asked for as OTF fails with a message saying so).
+// Fonts with Debian's fontTools (python3-fonttools, python3-brotli for WOFF2), through the helper
+// script beside this file (helper/fonts.py) run by /usr/bin/python3 in the sandbox: ttf, otf,
+// woff, woff2. WOFF and WOFF2 wrap either kind of outlines; OTF (CFF outlines) becomes TTF by
+// curve conversion; TrueType outlines do not become OTF, so that pair is not advertised (and a
+// WOFF of TrueType outlines asked for as OTF fails with a message saying so).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
-import { withScratchDir } from '../../process/scratch.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const PYTHON = '/usr/bin/python3';
@@ -29,6 +29,11 @@ export class FontEngine implements Engine {
   readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 0.5 + inputBytes / 500_000;
@@ -36,8 +41,9 @@ export class FontEngine implements Engine {
 
   async probe(): Promise<void> {
     const check = 'import fontTools.ttLib, fontTools.pens.cu2quPen, brotli; print(fontTools.version)';
-    await withScratchDir('fonts', async (dir) => {
-      const result = await runProcess(PYTHON, ['-c', check], { cwd: dir, timeoutMs: 20_000, captureStdout: true });
+    const { run, withScratchDir } = this.context;
+    await withScratchDir(async (dir) => {
+      const result = await run(PYTHON, ['-c', check], { cwd: dir, timeoutMs: 20_000, captureStdout: true });
       if (result.exitCode !== 0) throw new Error(`fontTools with brotli is not usable: ${lastErrorLine(result.stderr)}`);
       await fs.access(SCRIPT);
     });
@@ -45,7 +51,7 @@ export class FontEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, to, workDir, limits, signal } = request;
-    const result = await runProcess(PYTHON, [SCRIPT, path.basename(input), path.basename(output), to], {
+    const result = await this.context.run(PYTHON, [SCRIPT, path.basename(input), path.basename(output), to], {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [HELPERS],
       env: { PYTHONDONTWRITEBYTECODE: '1' },
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },

@@ -8,5 +8,5 @@ export default defineEngine({
   summary: "`helper/fonts.py` on Debian's fontTools",
   packages: { debian: ['python3-fonttools', 'python3-brotli'] },
   formats: FORMATS,
-  create: () => new FontEngine(),
+  create: (context) => new FontEngine(context),
 });

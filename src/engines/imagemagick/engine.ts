@@ -2,18 +2,18 @@
 // PCX, Netpbm, XPM, DDS), and only to and from PNG: the planner chains through sharp for the
 // rest. Never for SVG, PostScript or PDF. Every call names the coder explicitly (a PostScript
 // file named .tga is parsed as TGA, not run), and ImageMagick sees only the allow-list policy
-// shipped in config/imagemagick/policy.xml (no delegates, few coders, memory, area, disk, time
-// and frame limits), inside the sandbox (docs/security.md#imagemagick).
+// shipped beside this file in policy/policy.xml (no delegates, few coders, memory, area, disk,
+// time and frame limits), inside the sandbox (docs/security.md#imagemagick).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
-import { withScratchDir } from '../../process/scratch.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const CONVERT = '/usr/bin/convert-im6.q16';
-const POLICY_DIR = fileURLToPath(new URL('../../../config/imagemagick/', import.meta.url));
+const POLICY_DIR = fileURLToPath(new URL('./policy/', import.meta.url));
 
 /** ImageMagick coder per format id. */
 const CODER: Record<string, string> = {
@@ -34,24 +34,30 @@ export class ImageMagickEngine implements Engine {
   readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 0.3 + inputBytes / 3_000_000;
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
-    return withScratchDir('imagemagick', async (dir) => {
-      const policy = await runProcess(CONVERT, ['-list', 'policy'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR], captureStdout: true });
+    const { run, withScratchDir } = this.context;
+    return withScratchDir(async (dir) => {
+      const policy = await run(CONVERT, ['-list', 'policy'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR], captureStdout: true });
       if (!policy.stdout.includes(path.join(POLICY_DIR, 'policy.xml'))) throw new Error('ImageMagick did not load convertd\'s policy.xml');
       const working = new Set<string>(['png']);
       // A sample written by hand (a Netpbm header and pixels): no generator coder is allowed.
       await fs.writeFile(path.join(dir, 'sample.ppm'), Buffer.concat([Buffer.from('P6\n8 8\n255\n'), Buffer.alloc(8 * 8 * 3, 200)]));
-      const png = await runProcess(CONVERT, ['PPM:sample.ppm', 'PNG:probe.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
+      const png = await run(CONVERT, ['PPM:sample.ppm', 'PNG:probe.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
       ensureSuccess(png, 'ImageMagick');
       for (const format of WRITES) {
-        const out = await runProcess(CONVERT, ['PNG:probe.png', `${CODER[format]}:probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
+        const out = await run(CONVERT, ['PNG:probe.png', `${CODER[format]}:probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
         const back = out.exitCode === 0
-          ? await runProcess(CONVERT, [`${CODER[format]}:probe.${format}`, 'PNG:back.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] })
+          ? await run(CONVERT, [`${CODER[format]}:probe.${format}`, 'PNG:back.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] })
           : undefined;
         if (back?.exitCode === 0) working.add(format);
       }
@@ -76,7 +82,7 @@ export class ImageMagickEngine implements Engine {
       '-strip',
       `${outCoder}:${path.basename(output)}`,
     ];
-    const result = await runProcess(CONVERT, args, {
+    const result = await this.context.run(CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, readOnly: [POLICY_DIR],
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });

@@ -5,8 +5,8 @@ import { FORMATS } from './formats.ts';
 
 export default defineEngine({
   id: 'imagemagick',
-  summary: 'ImageMagick 6 (explicit coders, `config/imagemagick/policy.xml`)',
+  summary: 'ImageMagick 6 (explicit coders, `policy/policy.xml`)',
   packages: { debian: ['imagemagick'] },
   formats: FORMATS,
-  create: () => new ImageMagickEngine(),
+  create: (context) => new ImageMagickEngine(context),
 });

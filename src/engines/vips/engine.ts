@@ -6,8 +6,8 @@
 // JPEG, GIF and AVIF results come through PNG and sharp, which the planner chains.
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
-import { withScratchDir } from '../../process/scratch.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const LOADER: Record<string, string> = {
@@ -36,20 +36,26 @@ export class VipsCliEngine implements Engine {
   readonly timeoutSeconds = 120;
   readonly edges = edges();
   readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 0.5 + inputBytes / 2_000_000;
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
-    return withScratchDir('vips', async (dir) => {
-      const make = await runProcess('/usr/bin/vips', ['black', 'probe.png', '8', '8', '--bands', '3'], { cwd: dir, timeoutMs: 20_000, env: ENV });
+    const { run, withScratchDir } = this.context;
+    return withScratchDir(async (dir) => {
+      const make = await run('/usr/bin/vips', ['black', 'probe.png', '8', '8', '--bands', '3'], { cwd: dir, timeoutMs: 20_000, env: ENV });
       ensureSuccess(make, 'vips');
       const working = new Set<string>(COMMON);
       for (const format of ONLY_HERE) {
-        const save = await runProcess('/usr/bin/vips', ['pngload', 'probe.png', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV });
+        const save = await run('/usr/bin/vips', ['pngload', 'probe.png', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV });
         const load = save.exitCode === 0
-          ? await runProcess('/usr/bin/vipsheader', ['-f', 'width', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV, captureStdout: true })
+          ? await run('/usr/bin/vipsheader', ['-f', 'width', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV, captureStdout: true })
           : undefined;
         if (load?.exitCode === 0 && load.stdout.trim() === '8') working.add(format);
       }
@@ -63,7 +69,7 @@ export class VipsCliEngine implements Engine {
     const loader = LOADER[from];
     if (!loader || SAVE_OPTIONS[to] === undefined) throw new ConvertdError('conversion_failed', `vips does not convert ${from} to ${to}.`);
     const run = (program: string, args: string[]) =>
-      runProcess(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, captureStdout: true, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
+      this.context.run(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, captureStdout: true, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
 
     // The header alone, with the same explicit loader: refuse pixel floods before decoding.
     const header = await run('/usr/bin/vipsheader', ['-a', `${path.basename(input)}`]);

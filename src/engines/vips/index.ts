@@ -8,5 +8,5 @@ export default defineEngine({
   summary: 'Debian `vips` (explicit loaders, header pixel check)',
   packages: { debian: ['libvips-tools'] },
   formats: FORMATS,
-  create: () => new VipsCliEngine(),
+  create: (context) => new VipsCliEngine(context),
 });
