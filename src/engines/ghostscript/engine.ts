@@ -6,7 +6,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess, type RunResult } from '../../process/runner.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
@@ -58,20 +59,25 @@ export class GhostscriptEngine implements Engine {
   readonly timeoutSeconds = 300;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
   private prologue = '';
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 1 + inputBytes / 500_000;
   }
 
   async probe(): Promise<void> {
-    const result = await runProcess(GS, ['--version'], { cwd: '/', timeoutMs: 10_000, captureStdout: true });
+    const result = await this.context.run(GS, ['--version'], { cwd: '/', timeoutMs: 10_000, captureStdout: true });
     if (!/^\d+\.\d+/.test(result.stdout.trim())) throw new Error(`gs did not run: ${lastErrorLine(result.stderr)}`);
     this.prologue = pdfaPrologue(await findSrgbProfile());
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const info = await readPdfInfo(request.input, request.workDir, request.signal);
+    const info = await readPdfInfo(this.context.run, request.input, request.workDir, request.signal);
     checkPageCount(info);
     const prologue = path.join(request.workDir, 'pdfa-prologue.ps');
     await fs.writeFile(prologue, this.prologue);
@@ -100,7 +106,7 @@ export class GhostscriptEngine implements Engine {
 
   private runPdfWrite(request: ConvertRequest, pages: number, prologue: string, extraArgs: string[]): Promise<RunResult> {
     const { input, output, workDir, limits, signal } = request;
-    return runProcess(GS, [
+    return this.context.run(GS, [
       '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET',
       '-sDEVICE=pdfwrite', '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', ...extraArgs,
       `-dLastPage=${pages}`, `-sOutputFile=${path.basename(output)}`, `./${path.basename(prologue)}`, `./${path.basename(input)}`,

@@ -8,5 +8,5 @@ export default defineEngine({
   summary: 'gs pdfwrite with our PDF/A prologue, after the pdfinfo gate',
   packages: { debian: ['ghostscript', 'poppler-utils'] },
   formats: FORMATS,
-  create: () => new GhostscriptEngine(),
+  create: (context) => new GhostscriptEngine(context),
 });

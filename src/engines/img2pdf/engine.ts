@@ -5,8 +5,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const IMG2PDF = '/usr/bin/img2pdf';
@@ -47,10 +48,12 @@ export class Img2PdfEngine implements Engine {
   readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
   private readonly images: RasterImages;
 
-  constructor(images: RasterImages) {
-    this.images = images;
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+    this.images = context.use('raster-images');
   }
 
   estimateSeconds(inputBytes: number): number {
@@ -58,7 +61,7 @@ export class Img2PdfEngine implements Engine {
   }
 
   async probe(): Promise<void> {
-    const result = await runProcess(IMG2PDF, ['--version'], { cwd: '/', timeoutMs: 20_000, captureStdout: true });
+    const result = await this.context.run(IMG2PDF, ['--version'], { cwd: '/', timeoutMs: 20_000, captureStdout: true });
     if (result.exitCode !== 0) throw new Error(`img2pdf did not run: ${lastErrorLine(result.stderr)}`);
   }
 
@@ -70,7 +73,7 @@ export class Img2PdfEngine implements Engine {
       await this.images.flattenOntoWhite(input, source, limits, signal);
     }
     try {
-      const result = await runProcess(IMG2PDF, ['--output', path.basename(output), '--', `./${path.basename(source)}`], {
+      const result = await this.context.run(IMG2PDF, ['--output', path.basename(output), '--', `./${path.basename(source)}`], {
         cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       });
       if (result.exitCode !== 0 && /cannot identify|invalid|corrupt|truncated/i.test(result.stderr)) {

@@ -8,5 +8,5 @@ export default defineEngine({
   packages: { debian: ['img2pdf'] },
   formats: [],
   needs: ['raster-images'],
-  create: (context) => new Img2PdfEngine(context.use('raster-images')),
+  create: (context) => new Img2PdfEngine(context),
 });

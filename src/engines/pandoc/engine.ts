@@ -2,18 +2,18 @@
 // (RST `include`, org `#+INCLUDE`), embeds images named by any path or URL into docx/odt/epub, and
 // fetches URLs (docs/security.md#pandoc). Two fences keep every local file and URL out of outputs:
 // `--sandbox` (pandoc's own: no IO but the input and output) wherever Debian's build allows it,
-// and the OS sandbox always (no network; only the job's directory and /usr visible). Debian's
-// `--sandbox` cannot read pandoc's own data files, which docx, odt and epub output need
-// (https://github.com/jgm/pandoc/issues/8128), and under it ipynb output fails outright on any
-// image it cannot embed: those writers rely on the OS sandbox alone.
+// and the OS sandbox always (no network; only the job's directory, /usr and, read-only, our Lua
+// filters in filters/ visible). Debian's `--sandbox` cannot read pandoc's own data files, which
+// docx, odt and epub output need (https://github.com/jgm/pandoc/issues/8128), and under it ipynb
+// output fails outright on any image it cannot embed: those writers rely on the OS sandbox alone.
 // Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
 // GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine, runProcess } from '../../process/runner.ts';
-import { withScratchDir } from '../../process/scratch.ts';
+import { ensureSuccess, lastErrorLine } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const PANDOC = '/usr/bin/pandoc';
@@ -25,8 +25,9 @@ const PANDOC = '/usr/bin/pandoc';
  * (BENCHMARKS.md), for about 50 MB more memory on large documents.
  */
 const RTS_OPTIONS = ['+RTS', '-M768m', '-A12m', '-O128m', '-RTS'];
-const CONFIG = fileURLToPath(new URL('../../../config/pandoc/', import.meta.url));
-const IMAGE_FILTER = path.join(CONFIG, 'no-external-images.lua');
+/** Our Lua filters, bound read-only into the sandbox. */
+const FILTERS = fileURLToPath(new URL('./filters/', import.meta.url));
+const IMAGE_FILTER = path.join(FILTERS, 'no-external-images.lua');
 /** Readers of plain-text markup: their images can only be references to files or URLs. */
 const TEXT_READERS = new Set(['md', 'gfm', 'rst', 'org', 'textile', 'mediawiki', 'jira', 'html', 'latex', 'ipynb', 'docbook', 'opml']);
 
@@ -64,17 +65,23 @@ export class PandocEngine implements Engine {
   readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 0.5 + inputBytes / 300_000;
   }
 
   async probe(): Promise<void> {
-    await withScratchDir('pandoc', async (dir) => {
+    const { run, withScratchDir } = this.context;
+    await withScratchDir(async (dir) => {
       await fs.writeFile(path.join(dir, 'probe.md'), '# Probe\n\nHello *pandoc*.\n');
       for (const to of ['html', 'docx']) {
         for (const args of this.runs('md', to, 'probe.md', `probe.${to}`)) {
-          ensureSuccess(await runProcess(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [CONFIG] }), 'pandoc');
+          ensureSuccess(await run(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [FILTERS] }), 'pandoc');
         }
         if ((await fs.stat(path.join(dir, `probe.${to}`))).size === 0) throw new Error(`pandoc wrote an empty ${to}`);
       }
@@ -116,15 +123,15 @@ export class PandocEngine implements Engine {
     const { input, output, from, to, workDir } = request;
     const runs = this.runs(from, to, path.basename(input), path.basename(output));
     try {
-      for (const args of runs) await this.run(args, request);
+      for (const args of runs) await this.runPandoc(args, request);
     } finally {
       if (runs.length > 1) await fs.rm(path.join(workDir, 'document-tree.json'), { force: true });
     }
   }
 
-  private async run(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {
-    const result = await runProcess(PANDOC, args, {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [CONFIG], limits: { fileSizeBytes: limits.maxOutputBytes },
+  private async runPandoc(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {
+    const result = await this.context.run(PANDOC, args, {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [FILTERS], limits: { fileSizeBytes: limits.maxOutputBytes },
     });
     if (result.exitCode === 251) {
       throw new ConvertdError('input_too_complex', 'The document needs more memory than this service gives one conversion: send a smaller or simpler file.');

@@ -5,8 +5,8 @@ import { FORMATS } from './formats.ts';
 
 export default defineEngine({
   id: 'pandoc',
-  summary: 'pandoc (`--sandbox` where it works, heap cap, `config/pandoc` image filter for the writers that embed images)',
+  summary: 'pandoc (`--sandbox` where it works, heap cap, `filters/no-external-images.lua` image filter for the writers that embed images)',
   packages: { debian: ['pandoc'] },
   formats: FORMATS,
-  create: () => new PandocEngine(),
+  create: (context) => new PandocEngine(context),
 });

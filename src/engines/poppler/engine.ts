@@ -6,9 +6,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
-import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
+import type { EngineContext } from '../module.ts';
+import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const PDFTOPPM = '/usr/bin/pdftoppm';
@@ -37,10 +38,12 @@ export class PopplerEngine implements Engine {
   readonly timeoutSeconds = 180;
   readonly edges = EDGES;
   readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
   private readonly images: RasterImages;
 
-  constructor(images: RasterImages) {
-    this.images = images;
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+    this.images = context.use('raster-images');
   }
 
   estimateSeconds(inputBytes: number, _from: string, to: string): number {
@@ -49,15 +52,15 @@ export class PopplerEngine implements Engine {
 
   async probe(): Promise<void> {
     for (const tool of [PDFTOPPM, PDFTOTEXT, PDFTOHTML, '/usr/bin/pdfinfo']) {
-      const result = await runProcess(tool, ['-v'], { cwd: '/', timeoutMs: 10_000 });
+      const result = await this.context.run(tool, ['-v'], { cwd: '/', timeoutMs: 10_000 });
       if (!/version/i.test(result.stderr)) throw new Error(`${tool} did not run: ${lastErrorLine(result.stderr)}`);
     }
   }
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, to, workDir, limits, signal } = request;
-    const info = await readPdfInfo(input, workDir, signal);
-    const run = (tool: string, args: string[]) => runProcess(tool, args, {
+    const info = await readPdfInfo(this.context.run, input, workDir, signal);
+    const run = (tool: string, args: string[]) => this.context.run(tool, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal,
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });

@@ -9,5 +9,5 @@ export default defineEngine({
   packages: { debian: ['poppler-utils'] },
   formats: FORMATS,
   needs: ['raster-images'],
-  create: (context) => new PopplerEngine(context.use('raster-images')),
+  create: (context) => new PopplerEngine(context),
 });

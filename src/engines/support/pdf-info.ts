@@ -1,8 +1,10 @@
 // What a PDF says about itself, from poppler's pdfinfo, read before any engine renders it: a PDF
 // may hold 10,000 pages, pages a kilometre wide, or be encrypted (docs/security.md#pdf-and-poppler), and the
-// renderers exit 0 on all of these. Shared by the engines that read PDF.
+// renderers exit 0 on all of these. Shared by the engines that read PDF (poppler, ghostscript),
+// which pass in their context's process runner.
 import { ConvertdError } from '../../errors.ts';
-import { lastErrorLine, NATIVE_ADDRESS_SPACE, runProcess } from '../../process/runner.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { RunProgram } from '../module.ts';
 
 const PDFINFO = '/usr/bin/pdfinfo';
 /** The most pages a whole-document conversion (text, HTML, PDF/A) processes. */
@@ -17,8 +19,9 @@ export interface PdfInfo {
   readonly height: number;
 }
 
-export async function readPdfInfo(input: string, workDir: string, signal: AbortSignal): Promise<PdfInfo> {
-  const result = await runProcess(PDFINFO, ['--', input], {
+/** Runs pdfinfo on `input` (through `run`, the engine's process runner) and checks what it says. */
+export async function readPdfInfo(run: RunProgram, input: string, workDir: string, signal: AbortSignal): Promise<PdfInfo> {
+  const result = await run(PDFINFO, ['--', input], {
     cwd: workDir, timeoutMs: 30_000, signal, captureStdout: true, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE },
   });
   const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(result.stdout)?.[1]?.trim();

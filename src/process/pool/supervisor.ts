@@ -1,5 +1,5 @@
 // A supervised pool of warm helper processes, in the manner of Gotenberg's supervisor, for engines
-// that are slow to start: LibreOffice (engines/office-pool.ts: starting soffice costs over a
+// that are slow to start: LibreOffice (engines/libreoffice/office-pool.ts: starting soffice costs over a
 // second, a warm one converts a small document in about 0.1 s) and our own Node code
 // (node-program.ts: sharp with libvips loaded, and the data converters, so that uploads are
 // decoded inside the sandbox, not in the service). The pool's processes and their JSON-lines
