@@ -22,7 +22,6 @@ COPY package.json package-lock.json ./
 # Node 24 arrives as the `node` package in node_modules/.bin (Debian's nodejs only runs npm).
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY src ./src
-COPY config ./config
 COPY scripts/packages.ts ./scripts/
 # The Debian packages of the process layer and of every engine in src/engines/index.ts, as
 # scripts/packages.ts prints them: the same list `npm start` installs (test/engine-modules.test.ts).

@@ -1,5 +1,5 @@
 // Comments and configuration point only inside the repository: a clone has no ../shared folder
-// beside it, so nothing under src/, config/ or scripts/ may send a reader there, and every
+// beside it, so nothing under src/ or scripts/ may send a reader there, and every
 // `docs/security.md#<anchor>` that the sources cite must be a heading of docs/security.md (as
 // GitHub makes anchors of headings). Static: reads files, starts nothing.
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Folders whose files must not point into the shared folder. */
-const SOURCE_DIRS = ['src', 'config', 'scripts'];
+const SOURCE_DIRS = ['src', 'scripts'];
 /** Where citations of docs/security.md are looked for (the sources, the tests, the other docs). */
 const CITING = [...SOURCE_DIRS, 'test', 'docs/architecture.md', 'README.md'];
 /** A path into the shared folder, or one of its files named as if it were here. */
@@ -46,7 +46,7 @@ function headingAnchors(markdown: string): Set<string> {
   return anchors;
 }
 
-test('no file under src/, config/ or scripts/ points into the shared folder', () => {
+test('no file under src/ or scripts/ points into the shared folder', () => {
   const files = SOURCE_DIRS.flatMap(filesUnder);
   assert.ok(files.length > 50, `only ${files.length} files found under ${SOURCE_DIRS.join(', ')}`);
   const found = files.flatMap((file) => lines(file)
