@@ -34,9 +34,9 @@ function pointer(...segments: string[]): string {
   return `${DOC_ID}#${segments.map((s) => `/${encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))}`).join('')}`;
 }
 
-test('the document is OpenAPI 3.1, names every endpoint, and lists every error code of the contract', () => {
+test('the document is OpenAPI 3.1, names every endpoint as the spec does, and lists every error code of the contract', () => {
   assert.equal(doc.openapi, '3.1.0');
-  for (const path of ['/api/convert', '/api/progress/{jobId}', '/api/progress/{jobId}/events', '/api/download/{file}', '/api/formats', '/api/limits', '/healthz', '/readyz', '/metrics']) {
+  for (const path of ['/api/convert', '/api/progress/{job_id}', '/api/progress/{job_id}/events', '/api/download/{file}', '/api/formats', '/api/limits', '/healthz', '/readyz', '/metrics']) {
     assert.ok(doc.paths[path], `${path} is documented`);
   }
   const codes = doc.components.schemas.Error!.properties!.error!.properties!.code!.enum!;
@@ -74,10 +74,10 @@ test('real answers of every operation match the document', { timeout: 120_000 },
   const jobId = await submitOk(server.url, png, 'b.png', 'jpg');
   await check('POST', '/api/convert', await submit(server.url, png, 'c.png', 'jpg')); // 429: the limit is 2 a minute
   const { final } = await waitForJob(server.url, jobId);
-  await check('GET', '/api/progress/{jobId}', await fetch(`${server.url}/api/progress/${jobId}`));
-  await check('GET', '/api/progress/{jobId}', await fetch(`${server.url}/api/progress/nosuchjobnosuchjobnosuch`));
-  await check('GET', '/api/progress/{jobId}/events', await fetch(`${server.url}/api/progress/${jobId}/events`));
-  await check('GET', '/api/progress/{jobId}/events', await fetch(`${server.url}/api/progress/nosuchjobnosuchjobnosuch/events`));
+  await check('GET', '/api/progress/{job_id}', await fetch(`${server.url}/api/progress/${jobId}`));
+  await check('GET', '/api/progress/{job_id}', await fetch(`${server.url}/api/progress/nosuchjobnosuchjobnosuch`));
+  await check('GET', '/api/progress/{job_id}/events', await fetch(`${server.url}/api/progress/${jobId}/events`));
+  await check('GET', '/api/progress/{job_id}/events', await fetch(`${server.url}/api/progress/nosuchjobnosuchjobnosuch/events`));
   await check('GET', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`));
   await check('HEAD', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { method: 'HEAD' }));
   await check('GET', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { headers: { range: 'bytes=0-9' } }));

@@ -104,7 +104,7 @@ export const ROUTE_SCHEMAS = {
     summary: 'A job\'s progress',
     description: 'Poll about twice a second. One indexed read: cheap.',
     tags: ['conversion'],
-    params: { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string', description: 'The job_id from /api/convert.' } } },
+    params: { type: 'object', required: ['job_id'], properties: { job_id: { type: 'string', description: 'The job_id from /api/convert.' } } },
     response: {
       200: ref('ProgressRecord', 'The job\'s state.'),
       404: errorResponse('job_not_found.'),
@@ -114,9 +114,9 @@ export const ROUTE_SCHEMAS = {
   },
   progressEvents: {
     summary: 'A job\'s progress as Server-Sent Events (beyond the spec)',
-    description: 'The same records as /api/progress/{jobId}, each as a `data:` event when it changes; the stream ends after `done` or `error`. Lines starting with `:` are keep-alives.',
+    description: 'The same records as /api/progress/{job_id}, each as a `data:` event when it changes; the stream ends after `done` or `error`. Lines starting with `:` are keep-alives.',
     tags: ['conversion'],
-    params: { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string' } } },
+    params: { type: 'object', required: ['job_id'], properties: { job_id: { type: 'string', description: 'The job_id from /api/convert.' } } },
     response: {
       200: { description: 'text/event-stream of ProgressRecord JSON objects.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
       404: errorResponse('job_not_found.'),
