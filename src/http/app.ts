@@ -16,7 +16,7 @@ import { registerConvertRoute } from './routes/convert.ts';
 import { registerDownloadRoute } from './routes/download.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerOpenApi } from './openapi.ts';
-import { READINESS_SCHEMA, SHARED_SCHEMAS } from './schemas.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
 import { registerWebRoutes } from './routes/web.ts';
 import { registerProgressRoute } from './routes/progress.ts';
 import { requestLoggerFactory } from './request-logger.ts';
@@ -194,7 +194,7 @@ export async function buildOperationsApp(deps: Pick<AppDeps, 'service' | 'log' |
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
   });
-  for (const schema of [...SHARED_SCHEMAS, READINESS_SCHEMA]) app.addSchema(schema);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => sendError(request, reply, new ConvertdError('not_found', 'A worker serves only /healthz, /readyz and /metrics.')));
   registerOperationsRoutes(app, deps.service, deps.metrics);

@@ -4,7 +4,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { READINESS_SCHEMA, SHARED_SCHEMAS } from './schemas.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
 
 /** The convert route's body is read as a multipart stream, not validated by a schema: described here. */
 const CONVERT_REQUEST_BODY = {
@@ -25,7 +25,7 @@ const CONVERT_REQUEST_BODY = {
 };
 
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
-  for (const schema of [...SHARED_SCHEMAS, READINESS_SCHEMA]) app.addSchema(schema);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

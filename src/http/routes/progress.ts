@@ -6,8 +6,9 @@
 // whenever the worker says it changed (and at least once a second), and sends it only when it
 // really did.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ROUTE_SCHEMAS } from '../schemas.ts';
-import type { JobService, ProgressRecord } from '../../jobs/service.ts';
+import { ROUTE_SCHEMAS, type JobParams } from '../schemas.ts';
+import type { JobService } from '../../jobs/service.ts';
+import type { ProgressRecord } from '../../wire/shapes.ts';
 
 const STREAM_CHECK_MS = 1000;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -32,7 +33,7 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
   // handler's, the service's and the store's) for it cost about a fifth of the endpoint's CPU
   // time per request (BENCHMARKS.md, change 35). Everything else (a queued job's place, a first
   // poll, an unknown or expired job, a store that needs I/O) takes the promise.
-  app.get<{ Params: { job_id: string } }>('/api/progress/:job_id', { schema: ROUTE_SCHEMAS.progress }, (request, reply) => {
+  app.get<{ Params: JobParams }>('/api/progress/:job_id', { schema: ROUTE_SCHEMAS.progress }, (request, reply) => {
     const { job_id: jobId } = request.params;
     const ready = service.progressNow(jobId);
     if (ready) {
@@ -42,7 +43,7 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
     return service.progress(jobId).then((record) => send(reply, record));
   });
 
-  app.get<{ Params: { job_id: string } }>('/api/progress/:job_id/events', { schema: ROUTE_SCHEMAS.progressEvents }, async (request, reply) => {
+  app.get<{ Params: JobParams }>('/api/progress/:job_id/events', { schema: ROUTE_SCHEMAS.progressEvents }, async (request, reply) => {
     const { job_id: jobId } = request.params;
     // Waiting starts before each read, so that a change stored between a read and the wait is
     // not missed. Unknown or expired jobs get the contract's JSON error, before any stream starts.
