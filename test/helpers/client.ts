@@ -1,9 +1,9 @@
 // A plain client written from the spec and the contract alone: fetch, FormData, Blob. The shapes
 // it reads are typed with the service's own (src/wire/shapes.ts); what it checks is the contract's.
 import assert from 'node:assert/strict';
-import type { ErrorBody, ProgressRecord, SubmitAnswer } from '../../src/wire/shapes.ts';
+import type { CatalogueEntry, ErrorBody, FormatList, Limits, ProgressRecord, SubmitAnswer } from '../../src/wire/shapes.ts';
 
-export type { ErrorBody, ProgressRecord };
+export type { CatalogueEntry, ErrorBody, Limits, ProgressRecord, SubmitAnswer };
 
 export async function submit(base: string, data: Uint8Array, filename: string, target: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
   const form = new FormData();
@@ -53,6 +53,13 @@ export async function waitForJob(base: string, jobId: string, { intervalMs = 100
     assert.ok(Date.now() < deadline, `job ${jobId} not finished after ${timeoutMs} ms: ${JSON.stringify(body)}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** The catalogue: the `formats` of GET /api/formats. */
+export async function fetchCatalogue(base: string): Promise<readonly CatalogueEntry[]> {
+  const response = await fetch(`${base}/api/formats`);
+  assert.equal(response.status, 200);
+  return (await response.json() as FormatList).formats;
 }
 
 export async function download(base: string, downloadUrl: string): Promise<{ response: Response; bytes: Buffer }> {
