@@ -1,15 +1,21 @@
 // The OpenAPI document at /api/openapi.json against the service's real answers: every operation is
 // called, every status it answered must be documented for it, and every JSON body must validate
 // against the documented schema (Ajv, JSON Schema 2020-12, as OpenAPI 3.1 uses). So the document
-// cannot drift from what the routes do. Also: the reference page at /docs is served offline.
+// cannot drift from what the routes do. It passes `redocly lint` with the recommended rules, offline.
+// Also: the reference page at /docs is served offline.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { JOB_ERROR_CODES } from '../src/errors.ts';
 import { ERROR_CODES } from '../src/wire/shapes.ts';
 import { submit, submitOk, waitForJob } from './helpers/client.ts';
 import { sampleImage } from './helpers/fixtures.ts';
-import { startServer, type RunningServer } from './helpers/server.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 interface OpenApiDocument {
   openapi: string;
@@ -102,6 +108,45 @@ test('real answers of every operation match the document', { timeout: 120_000 },
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const method of Object.keys(methods)) assert.ok(exercised.has(`${method.toUpperCase()} ${path}`), `${method.toUpperCase()} ${path} was never called`);
   }
+});
+
+/** Lints the document with redocly's recommended rules, offline; resolves with every problem found. */
+async function redoclyLint(document: unknown): Promise<{ totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer: string }> }> }> {
+  // Its own directory: no redocly.yaml or ignore file of anyone's can change the rules.
+  const dir = await tempDir('convertd-openapi-');
+  await fs.writeFile(path.join(dir, 'openapi.json'), JSON.stringify(document));
+  // Telemetry off (it is on by default) and no update check. And a trap: redocly sends its requests
+  // through HTTP(S)_PROXY, so any it tried would reach this listener instead of the network.
+  let connections = 0;
+  const trap = net.createServer((socket) => { connections++; socket.destroy(); });
+  await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
+  const proxy = `http://127.0.0.1:${(trap.address() as net.AddressInfo).port}`;
+  try {
+    const redocly = path.resolve('node_modules', '.bin', 'redocly');
+    const run = await promisify(execFile)(process.execPath, [redocly, 'lint', '--extends=recommended', '--format=json', 'openapi.json'], {
+      cwd: dir,
+      env: {
+        ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+        HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy, http_proxy: proxy, NO_PROXY: '', no_proxy: '',
+      },
+    }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' })); // exit code 1: it found errors
+    await new Promise((resolve) => setTimeout(resolve, 200)); // a connection made just before it exited is counted by now
+    assert.equal(connections, 0, 'redocly tried to reach the network');
+    try {
+      return JSON.parse(run.stdout);
+    } catch {
+      assert.fail(`redocly gave no report: ${run.stderr}`);
+    }
+  } finally {
+    trap.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+test('the document passes redocly lint with its recommended rules: no error, no warning', { timeout: 60_000 }, async () => {
+  const { totals, problems } = await redoclyLint(doc);
+  const list = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} (${p.location.map((l) => l.pointer).join(', ')})`).join('\n');
+  assert.deepEqual({ errors: totals.errors, warnings: totals.warnings }, { errors: 0, warnings: 0 }, list);
 });
 
 test('the reference page at /docs is served by the service itself, with a CSP', async () => {

@@ -26,6 +26,7 @@ const READ_REFUSALS = {
 
 export const ROUTE_SCHEMAS = {
   convert: {
+    operationId: 'submitConversion',
     summary: 'Submit a file for conversion',
     description: 'multipart/form-data with one file part `file` and one text part `target` (a format id from /api/formats, case-insensitive). The source format is read from the content. Answers once the job is stored: it is never lost after this.',
     tags: ['conversion'],
@@ -41,6 +42,7 @@ export const ROUTE_SCHEMAS = {
     },
   },
   progress: {
+    operationId: 'getProgress',
     summary: 'A job\'s progress',
     description: 'Poll about twice a second. One indexed read: cheap.',
     tags: ['conversion'],
@@ -53,6 +55,7 @@ export const ROUTE_SCHEMAS = {
     },
   },
   progressEvents: {
+    operationId: 'streamProgress',
     summary: 'A job\'s progress as Server-Sent Events (beyond the spec)',
     description: 'The same records as /api/progress/{job_id}, each as a `data:` event when it changes; the stream ends after `done` or `error`. Lines starting with `:` are keep-alives.',
     tags: ['conversion'],
@@ -65,6 +68,7 @@ export const ROUTE_SCHEMAS = {
     },
   },
   download: {
+    operationId: 'downloadResult',
     summary: 'Download a result',
     description: 'The path is the download_url of a done job. An attachment named after the upload with the new extension; HEAD and single byte ranges work.',
     tags: ['conversion'],
@@ -79,6 +83,7 @@ export const ROUTE_SCHEMAS = {
     },
   },
   formats: {
+    operationId: 'listFormats',
     summary: 'The formats the service converts',
     description: 'Only formats whose engine works on this server are listed. Sorted by id.',
     tags: ['catalogue'],
@@ -88,6 +93,7 @@ export const ROUTE_SCHEMAS = {
     },
   },
   limits: {
+    operationId: 'getLimits',
     summary: 'The limits in force, and what this client has left',
     tags: ['catalogue'],
     response: {
@@ -96,18 +102,22 @@ export const ROUTE_SCHEMAS = {
     },
   },
   healthz: {
+    operationId: 'getHealth',
     summary: 'Liveness', tags: ['operations'],
-    response: { 200: { description: 'The process answers.', ...HealthSchema } },
+    response: { 200: { description: 'The process answers.', ...HealthSchema }, ...READ_REFUSALS },
   },
   readyz: {
+    operationId: 'getReadiness',
     summary: 'Readiness: the service can take and convert a job now', tags: ['operations'],
     response: {
       200: ref(ReadinessSchema, 'Ready.'),
+      429: READ_REFUSALS[429],
       503: ref(ReadinessSchema, 'Not ready: the failing checks have `ok: false`.'),
     },
   },
   metrics: {
+    operationId: 'getMetrics',
     summary: 'Prometheus metrics', tags: ['operations'],
-    response: { 200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    response: { 200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } }, ...READ_REFUSALS },
   },
 } as const;
