@@ -211,7 +211,7 @@ async function startBareFastify(record: unknown): Promise<{ url: string; child: 
     "import Fastify from 'fastify';",
     'const record = JSON.parse(process.env.BENCH_RECORD);',
     'const app = Fastify();',
-    "app.get('/api/progress/:jobId', async () => record);",
+    "app.get('/api/progress/:job_id', async () => record);",
     "await app.listen({ port: 0, host: '127.0.0.1' });",
     "process.stdout.write(`${app.server.address().port}\\n`);",
   ].join('\n');

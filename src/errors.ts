@@ -1,6 +1,8 @@
 // The one list of error codes. Every layer throws ConvertdError with one of these codes; the HTTP
 // layer maps it to a status in one place (httpStatusOf) and the job worker stores it in the
-// progress record. Codes are part of the public contract: add, never rename.
+// progress record. Codes are part of the public contract: add, never rename. (wire/shapes.ts
+// derives the API's schemas and types from this list.)
+import type { ErrorBody } from './wire/shapes.ts';
 
 interface ErrorDefinition {
   /** HTTP status when the error rejects a request; job errors are reported with 200 in a progress record. */
@@ -76,6 +78,6 @@ export function httpStatusOf(code: ErrorCode): number {
 }
 
 /** The contract's error body: {"ok": false, "error": {"code", "message", ...details}}. */
-export function errorBody(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+export function errorBody(code: ErrorCode, message: string, details: Record<string, unknown> = {}): ErrorBody {
   return { ok: false as const, error: { code, message, ...details } };
 }

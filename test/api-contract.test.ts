@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
-import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob, type Limits, type SubmitAnswer } from './helpers/client.ts';
 import { sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 
@@ -48,7 +48,7 @@ test('a successful submission answers 200 {ok:true, job_id} and the job is queue
   const response = await submit(server.url, png, 'a.png', 'webp');
   assert.equal(response.status, 200);
   assert.match(response.headers.get('content-type') ?? '', /^application\/json; charset=utf-8/);
-  const body = await response.json() as { ok: boolean; job_id: string };
+  const body = await response.json() as SubmitAnswer;
   assert.deepEqual(Object.keys(body).sort(), ['job_id', 'ok']);
   assert.equal(body.ok, true);
   // at least 128 random bits, URL-safe
@@ -143,8 +143,8 @@ test('415 unsupported_format: content no engine reads, whatever its name', async
 test('422 unsupported_target: with the source and the valid targets', async () => {
   const body = await expectError(await submit(server.url, png, 'a.png', 'mp3'), 422, 'unsupported_target');
   assert.equal(body.error.source, 'png');
-  const formats = await (await fetch(`${server.url}/api/formats`)).json() as { formats: Array<{ id: string; targets: string[] }> };
-  assert.deepEqual(body.error.targets, formats.formats.find((f) => f.id === 'png')!.targets, 'the valid targets are the catalogue\'s');
+  const catalogue = await fetchCatalogue(server.url);
+  assert.deepEqual(body.error.targets, catalogue.find((f) => f.id === 'png')!.targets, 'the valid targets are the catalogue\'s');
   assert.ok((body.error.targets as string[]).includes('webp'));
   // converting to its own format is not a conversion
   await expectError(await submit(server.url, png, 'a.png', 'png'), 422, 'unsupported_target');
@@ -222,13 +222,10 @@ test('the progress record of a failed job carries error {code, message}', async 
 });
 
 test('the formats and limits endpoints have the contract\'s shapes', async () => {
-  const formats = await (await fetch(`${server.url}/api/formats`)).json() as { formats: Array<Record<string, unknown>> };
-  for (const entry of formats.formats) {
+  for (const entry of await fetchCatalogue(server.url)) {
     assert.deepEqual(Object.keys(entry).sort(), ['category', 'extensions', 'id', 'media_type', 'name', 'targets']);
   }
-  const limits = await (await fetch(`${server.url}/api/limits`)).json() as {
-    max_file_size_bytes: number; file_lifetime_seconds: number; rate_limits: unknown[];
-  };
+  const limits = await (await fetch(`${server.url}/api/limits`)).json() as Limits;
   assert.equal(limits.max_file_size_bytes, MAX);
   assert.equal(limits.file_lifetime_seconds, 1800);
   assert.ok(Array.isArray(limits.rate_limits));

@@ -7,7 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ConvertdApiError, ConvertdClient, type ProgressRecord } from '../src/client/convertd-client.ts';
-import { submitOk } from './helpers/client.ts';
+import { submitOk, type ErrorBody, type Limits } from './helpers/client.ts';
 import { noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
@@ -123,7 +123,7 @@ test('the event stream sends the progress records in order and ends after done; 
   for (let i = 1; i < records.length; i++) assert.ok(records[i]!.progress >= records[i - 1]!.progress);
   const missing = await fetch(`${server.url}/api/progress/nosuchjobnosuchjobnosuch/events`);
   assert.equal(missing.status, 404);
-  assert.equal((await missing.json() as { error: { code: string } }).error.code, 'job_not_found');
+  assert.equal((await missing.json() as ErrorBody).error.code, 'job_not_found');
 });
 
 test('the CLI converts files, prints JSON for machines, and exits with codes scripts can rely on', { timeout: 120_000 }, async () => {
@@ -158,7 +158,7 @@ test('the CLI converts files, prints JSON for machines, and exits with codes scr
   assert.ok((JSON.parse(formats.stdout) as { targets: string[] }).targets.includes('webp'));
   const limits = runCli(['limits', '--server', server.url, '--json']);
   assert.equal(limits.status, 0);
-  assert.equal((JSON.parse(limits.stdout) as { max_file_size_bytes: number }).max_file_size_bytes, 26_214_400);
+  assert.equal((JSON.parse(limits.stdout) as Limits).max_file_size_bytes, 26_214_400);
   const serveHelp = runCli(['serve', '--help']);
   assert.equal(serveHelp.status, 0);
   assert.match(serveHelp.stdout, /--no-workers/);

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { download, submit, waitForJob } from './helpers/client.ts';
+import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -41,11 +41,11 @@ describe('corpus: real-world documents', { skip: present ? false : 'no ../shared
     const response = await submit(server.url, fs.readFileSync(file), path.basename(file), target);
     assert.ok([200, 415, 422].includes(response.status), `${name}: status ${response.status}`);
     if (response.status !== 200) {
-      const body = await response.json() as { error: { code: string; message: string } };
+      const body = await response.json() as ErrorBody;
       report.push(`${name}: refused (${body.error.code}: ${body.error.message})`);
       return;
     }
-    const { job_id: jobId } = await response.json() as { job_id: string };
+    const { job_id: jobId } = await response.json() as SubmitAnswer;
     const { final } = await waitForJob(server.url, jobId, { timeoutMs: 180_000 });
     if (final.status === 'error') {
       report.push(`${name}: ${final.error!.code} (${final.error!.message})`);

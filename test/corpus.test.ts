@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { download, submit, waitForJob } from './helpers/client.ts';
+import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
@@ -50,14 +50,14 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
         if (response.status === 415) {
           // A variant of the family the engines cannot decode (an animated AVIF, say): refused
           // up front, with a message naming what it is.
-          const body = await response.json() as { error: { code: string; message: string } };
+          const body = await response.json() as ErrorBody;
           report.push(`${family}/${path.basename(file)} → ${target}: refused (${body.error.message})`);
           assert.equal(body.error.code, 'unsupported_format');
           assert.match(body.error.message, /looks like/);
           return;
         }
         assert.equal(response.status, 200, await response.clone().text());
-        const { job_id: jobId } = await response.json() as { job_id: string };
+        const { job_id: jobId } = await response.json() as SubmitAnswer;
         const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
         report.push(`${family}/${path.basename(file)} → ${target}: ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}`);
         assert.equal(final.status, 'done', JSON.stringify(final.error));
@@ -77,7 +77,7 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
       const response = await submit(server.url, fs.readFileSync(file), path.basename(file), 'webp');
       assert.ok([200, 415].includes(response.status), `status ${response.status}`);
       if (response.status !== 200) return;
-      const { job_id: jobId } = await response.json() as { job_id: string };
+      const { job_id: jobId } = await response.json() as SubmitAnswer;
       const { final } = await waitForJob(server.url, jobId, { timeoutMs: 60_000 });
       report.push(`corrupt/${path.basename(file)}: ${final.status}${final.error ? ` (${final.error.code})` : ''}`);
       if (final.status === 'error') assert.ok(DOCUMENTED_JOB_ERRORS.includes(final.error!.code), final.error!.code);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { strToU8, zipSync } from 'fflate';
 import { JOB_ERROR_CODES } from '../src/errors.ts';
-import { convert, submit, waitForJob } from './helpers/client.ts';
+import { convert, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
 import { handmadeDocx, MARKER, TEXT_SAMPLES } from './helpers/documents.ts';
 import { sampleImage } from './helpers/fixtures.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
@@ -71,14 +71,14 @@ test('every family: a truncated or corrupted file ends in a documented answer, n
   for (const [name, [sample, target]] of samples) {
     for (const [how, bytes] of damaged(sample)) {
       const response = await submit(server.url, bytes, name, target);
-      const body = await response.json() as { ok: boolean; job_id?: string; error?: { code: string } };
+      const body = await response.json() as SubmitAnswer | ErrorBody;
       if (!body.ok) {
-        assert.ok(ACCEPTABLE_REFUSALS.has(body.error!.code) || (body.error!.code === 'missing_file' && bytes.length === 0),
-          `${name} (${how}) refused with ${response.status} ${body.error!.code}`);
-        outcomes.push(`${name} (${how}): refused, ${body.error!.code}`);
+        assert.ok(ACCEPTABLE_REFUSALS.has(body.error.code) || (body.error.code === 'missing_file' && bytes.length === 0),
+          `${name} (${how}) refused with ${response.status} ${body.error.code}`);
+        outcomes.push(`${name} (${how}): refused, ${body.error.code}`);
         continue;
       }
-      const { final } = await waitForJob(server.url, body.job_id!, { timeoutMs: 180_000 });
+      const { final } = await waitForJob(server.url, body.job_id, { timeoutMs: 180_000 });
       if (final.status === 'error') {
         assert.ok(ACCEPTABLE_JOB_ERRORS.has(final.error!.code), `${name} (${how}) → ${target}: ${JSON.stringify(final.error)}`);
         assert.ok(final.error!.message.length > 10, 'the message says what happened');

@@ -8,13 +8,12 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { strToU8, zipSync } from 'fflate';
-import { convert, progress, submitOk } from './helpers/client.ts';
+import { convert, fetchCatalogue, progress, submitOk, type CatalogueEntry } from './helpers/client.ts';
 import { documentSamples, handmadeDocx, MARKER } from './helpers/documents.ts';
 import { noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
-interface FormatEntry { id: string; category: string; targets: string[] }
 
 /** Data sources reach documents through a workbook: their data-to-data pairs are data-formats.test.ts's. */
 const DATA_SAMPLES: Record<string, string> = {
@@ -54,7 +53,7 @@ function readDocument(file: string, format: string): string {
 }
 
 let server: RunningServer;
-let catalogue: FormatEntry[];
+let catalogue: readonly CatalogueEntry[];
 let samples: Record<string, Buffer>;
 
 before(async () => {
@@ -62,7 +61,7 @@ before(async () => {
     startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: '3' }),
     documentSamples(),
   ]);
-  catalogue = ((await (await fetch(`${server.url}/api/formats`)).json()) as { formats: FormatEntry[] }).formats;
+  catalogue = await fetchCatalogue(server.url);
 });
 
 after(async () => {

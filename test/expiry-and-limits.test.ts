@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { convert, expectError, submit } from './helpers/client.ts';
+import { convert, expectError, submit, type Limits } from './helpers/client.ts';
 import { sampleImage } from './helpers/fixtures.ts';
 import { startServer } from './helpers/server.ts';
 
@@ -84,7 +84,7 @@ test('rate limits: the 21st submission in a minute answers 429 with Retry-After 
 
     // Polling and the catalogue do not count against submissions.
     for (let i = 0; i < 30; i++) assert.equal((await fetch(`${server.url}/api/formats`)).status, 200);
-    const limits = await (await fetch(`${server.url}/api/limits`)).json() as { rate_limits: Array<{ limit: number; window_seconds: number; applies_to: string; remaining: number }> };
+    const limits = await (await fetch(`${server.url}/api/limits`)).json() as Limits;
     const windows = limits.rate_limits.filter((w) => w.applies_to === 'submissions');
     assert.deepEqual(windows.map((w) => [w.limit, w.window_seconds]), [[20, 60], [200, 3600], [1000, 86400]]);
     assert.equal(windows[0]!.remaining, 0);

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { convert, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, fetchCatalogue, submitOk, waitForJob } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -39,8 +39,8 @@ before(async () => {
 after(async () => { await server.stop(); });
 
 test('every advertised font pair converts and keeps its glyphs and names', async () => {
-  const catalogue = (await (await fetch(`${server.url}/api/formats`)).json()) as { formats: Array<{ id: string; category: string; targets: string[] }> };
-  const pairs = catalogue.formats.filter((f) => f.category === 'font').flatMap((f) => f.targets.map((t) => [f.id, t] as const));
+  const catalogue = await fetchCatalogue(server.url);
+  const pairs = catalogue.filter((f) => f.category === 'font').flatMap((f) => f.targets.map((t) => [f.id, t] as const));
   assert.ok(pairs.length >= 11, `font pairs: ${pairs.map((p) => p.join('→')).join(' ')}`);
   for (const [source, target] of pairs) {
     const { bytes } = await convert(server.url, fonts[source]!, `sample.${source}`, target);

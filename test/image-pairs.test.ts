@@ -2,7 +2,7 @@
 // checked with Debian's own libvips and `file`, not with the sharp that made it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { convert } from './helpers/client.ts';
+import { convert, fetchCatalogue, type CatalogueEntry } from './helpers/client.ts';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { decodeImage, fileMime, writeTemp } from './helpers/tools.ts';
@@ -22,14 +22,13 @@ const MIME: Record<string, string> = {
 /** Targets whose colours are reduced to grey or to black and white: the average is not comparable. */
 const GREY_TARGETS = new Set(['pgm', 'pbm']);
 
-interface FormatEntry { id: string; category: string; media_type: string; extensions: string[]; targets: string[] }
 
 let server: RunningServer;
-let catalogue: FormatEntry[];
+let catalogue: readonly CatalogueEntry[];
 
 before(async () => {
   server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
-  catalogue = ((await (await fetch(`${server.url}/api/formats`)).json()) as { formats: FormatEntry[] }).formats;
+  catalogue = await fetchCatalogue(server.url);
 });
 after(async () => {
   await server.stop();

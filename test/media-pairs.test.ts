@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -76,12 +76,12 @@ async function makeSamples(dir: string): Promise<Record<string, Buffer>> {
 
 let server: RunningServer;
 let samples: Record<string, Buffer>;
-let catalogue: Array<{ id: string; category: string; targets: string[] }>;
+let catalogue: readonly CatalogueEntry[];
 
 before(async () => {
   server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
   samples = await makeSamples(await tempDir('convertd-media-'));
-  catalogue = ((await (await fetch(`${server.url}/api/formats`)).json()) as { formats: typeof catalogue }).formats;
+  catalogue = await fetchCatalogue(server.url);
 });
 after(async () => {
   await server.stop();

@@ -1,6 +1,7 @@
 // The convertd client: the spec's client flow (upload, follow progress, download) for Node and
 // browsers alike, with nothing but the platform's fetch, FormData, Blob and AbortSignal. The CLI
-// and the web page use it; so can anyone (copy this one file).
+// and the web page use it; so can anyone. Its one import is of types (the API's wire shapes, the
+// service's own, from src/wire/shapes.ts): nothing of it is left at run time.
 //
 //   const client = new ConvertdClient('http://127.0.0.1:8080');
 //   const { data, filename } = await client.convert(file, 'photo.png', 'webp', { onProgress: (r) => console.log(r.progress) });
@@ -8,16 +9,13 @@
 // Errors are ConvertdApiError with the service's code; 429 and 503 answers are retried after their
 // Retry-After (bounded), and every wait and request stops when the signal aborts.
 
+import type { CatalogueEntry, ErrorBody, ErrorCode, FormatList, Limits, ProgressRecord, SubmitAnswer } from '../wire/shapes.ts';
+
+export type { Limits, ProgressRecord };
+/** One format of /api/formats. */
+export type FormatEntry = CatalogueEntry;
 /** The error codes of the API contract (the service may add new ones; treat unknown codes as failures). */
-export const API_ERROR_CODES = [
-  'invalid_request', 'missing_file', 'missing_target', 'job_not_found', 'file_not_found', 'not_found',
-  'method_not_allowed', 'expired', 'file_too_large', 'unsupported_format', 'range_not_satisfiable',
-  'unsupported_target', 'rate_limited', 'busy', 'unavailable', 'insufficient_storage', 'internal_error',
-  // Job errors, in a progress record's `error.code`:
-  'corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large', 'interrupted',
-  'encrypted_input', 'unsafe_input',
-] as const;
-export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+export type ApiErrorCode = ErrorCode;
 
 export class ConvertdApiError extends Error {
   /** The service's code, or `network_error` / `protocol_error` when no answer of the contract's shape came. */
@@ -36,35 +34,6 @@ export class ConvertdApiError extends Error {
     this.details = details;
     this.retryAfterSeconds = retryAfterSeconds;
   }
-}
-
-export interface ProgressRecord {
-  readonly job_id: string;
-  readonly status: 'queued' | 'running' | 'done' | 'error';
-  readonly progress: number;
-  readonly source?: string;
-  readonly target?: string;
-  readonly filename?: string;
-  readonly download_url?: string;
-  readonly size?: number;
-  readonly expires_at?: string;
-  readonly queue_position?: number;
-  readonly error?: { readonly code: string; readonly message: string };
-}
-
-export interface FormatEntry {
-  readonly id: string;
-  readonly name: string;
-  readonly category: string;
-  readonly media_type: string;
-  readonly extensions: readonly string[];
-  readonly targets: readonly string[];
-}
-
-export interface Limits {
-  readonly max_file_size_bytes: number;
-  readonly file_lifetime_seconds: number;
-  readonly rate_limits: ReadonlyArray<{ limit: number; window_seconds: number; applies_to: string; remaining: number; reset_seconds: number }>;
 }
 
 export interface WaitOptions {
@@ -141,8 +110,8 @@ export class ConvertdClient {
     this.maxRetryAfterSeconds = options.maxRetryAfterSeconds ?? 120;
   }
 
-  async formats(signal?: AbortSignal): Promise<FormatEntry[]> {
-    return (await this.json<{ formats: FormatEntry[] }>('/api/formats', { signal })).formats;
+  async formats(signal?: AbortSignal): Promise<readonly FormatEntry[]> {
+    return (await this.json<FormatList>('/api/formats', { signal })).formats;
   }
 
   async limits(signal?: AbortSignal): Promise<Limits> {
@@ -155,7 +124,7 @@ export class ConvertdClient {
       const form = new FormData();
       form.append('file', file, filename);
       form.append('target', target);
-      return this.json<{ ok: true; job_id: string }>('/api/convert', { method: 'POST', body: form, signal });
+      return this.json<SubmitAnswer>('/api/convert', { method: 'POST', body: form, signal });
     });
     return body.job_id;
   }
@@ -288,7 +257,8 @@ export class ConvertdClient {
     const text = await response.text();
     const retryAfterHeader = response.headers.get('retry-after');
     const retryAfter = retryAfterHeader === null ? Number.NaN : Number(retryAfterHeader);
-    let body: { error?: { code?: string; message?: string; [key: string]: unknown } } = {};
+    // Not trusted to be the contract's shape: it may come from a proxy in front of the service.
+    let body: { error?: Partial<ErrorBody['error']> } = {};
     try {
       body = JSON.parse(text) as typeof body;
     } catch {

@@ -2,17 +2,9 @@
 // public catalogue and the route planner. Nothing is advertised that did not pass its probe.
 import type { Logger } from 'pino';
 import type { FormatCatalogue } from '../formats/catalogue.ts';
+import type { CatalogueEntry } from '../wire/shapes.ts';
 import { RoutePlanner, type Route } from './planner.ts';
 import type { ConversionEdge, Engine } from './types.ts';
-
-export interface CatalogueEntry {
-  readonly id: string;
-  readonly name: string;
-  readonly category: string;
-  readonly media_type: string;
-  readonly extensions: readonly string[];
-  readonly targets: readonly string[];
-}
 
 export interface EngineStatus {
   readonly engine: string;

@@ -3,11 +3,9 @@
 // format is advertised in /api/formats only when an engine that passed its probe reads or writes
 // it (see engines/registry.ts).
 
-export const CATEGORIES = [
-  'document', 'spreadsheet', 'presentation', 'image', 'vector', 'audio', 'video',
-  'ebook', 'markup', 'data', 'archive', 'font',
-] as const;
-export type Category = (typeof CATEGORIES)[number];
+import type { Category } from './categories.ts';
+
+export { CATEGORIES, type Category } from './categories.ts';
 
 export interface FormatDefinition {
   /** The id clients send as `target` and see in /api/formats; also the result's file extension. */

@@ -16,7 +16,7 @@ import { registerConvertRoute } from './routes/convert.ts';
 import { registerDownloadRoute } from './routes/download.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerOpenApi } from './openapi.ts';
-import { READINESS_SCHEMA, SHARED_SCHEMAS } from './schemas.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
 import { registerWebRoutes } from './routes/web.ts';
 import { registerProgressRoute } from './routes/progress.ts';
 import { requestLoggerFactory } from './request-logger.ts';
@@ -33,7 +33,7 @@ export interface AppDeps {
 /** Multipart overhead allowed beyond the file itself before a Content-Length is refused unread. */
 const MULTIPART_HEADROOM = 64 * 1024;
 
-/** fastify route pattern ("/api/progress/:jobId") to a RegExp for the 405 check. */
+/** fastify route pattern ("/api/progress/:job_id") to a RegExp for the 405 check. */
 function patternOf(url: string): RegExp {
   const body = url.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
   return new RegExp(`^${body}/?$`);
@@ -141,7 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     // A polling client answered normally logs at debug: twice a second per job, those lines would
     // drown the rest and cost the hot path a tenth of its time (BENCHMARKS.md). Its errors stay at info.
-    const level = route === '/api/progress/:jobId' && reply.statusCode < 400 ? 'debug' : 'info';
+    const level = route === '/api/progress/:job_id' && reply.statusCode < 400 ? 'debug' : 'info';
     request.log[level]({
       method: request.method,
       // The pattern, not the URL: download tokens are secrets and stay out of the logs.
@@ -194,7 +194,7 @@ export async function buildOperationsApp(deps: Pick<AppDeps, 'service' | 'log' |
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
   });
-  for (const schema of [...SHARED_SCHEMAS, READINESS_SCHEMA]) app.addSchema(schema);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => sendError(request, reply, new ConvertdError('not_found', 'A worker serves only /healthz, /readyz and /metrics.')));
   registerOperationsRoutes(app, deps.service, deps.metrics);

@@ -7,9 +7,10 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { ConvertdError } from '../errors.ts';
-import type { CatalogueEntry, EngineRegistry } from '../engines/registry.ts';
+import type { EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
 import type { FileStorage, ResultHandle, Upload } from '../storage/types.ts';
+import type { CatalogueEntry, ProgressRecord, Readiness as ReadinessAnswer } from '../wire/shapes.ts';
 import type { JobChanges } from './changes.ts';
 import type { EngineIsolation, JobQueue, JobRecord, JobStore } from './types.ts';
 
@@ -22,22 +23,6 @@ export interface Submission {
   readonly target: string;
 }
 
-/** The public progress record (README, "Endpoints"), with a few welcome extra fields. */
-export interface ProgressRecord {
-  job_id: string;
-  status: JobRecord['status'];
-  progress: number;
-  source: string;
-  target: string;
-  filename: string;
-  created_at: string;
-  queue_position?: number;
-  download_url?: string;
-  size?: number;
-  expires_at?: string;
-  error?: { code: string; message: string };
-}
-
 export interface Download {
   readonly job: JobRecord;
   readonly file: ResultHandle;
@@ -46,13 +31,12 @@ export interface Download {
   readonly filename: string;
 }
 
-/** /readyz's answer: each check with what it found; `ready` when every check passed. */
-export interface Readiness {
-  readonly ready: boolean;
-  readonly checks: Record<string, { ok: boolean; [detail: string]: unknown }>;
-  /** Engines whose start-up probe failed: their formats are not offered, the rest works. */
-  readonly engines_unavailable: ReadonlyArray<{ engine: string; reason?: string }>;
-}
+/**
+ * /readyz's answer but its `status` word: each check with what it found; `ready` when every check
+ * passed; `engines_unavailable`, the engines whose start-up probe failed (their formats are not
+ * offered, the rest works).
+ */
+export type Readiness = Omit<ReadinessAnswer, 'status'>;
 
 export function newJobId(): string {
   return randomBytes(18).toString('base64url'); // 144 random bits, URL-safe
@@ -121,7 +105,7 @@ export class JobService {
    * unready (its formats are simply not offered, as /api/formats shows); it is listed.
    */
   async readiness(): Promise<Readiness> {
-    const checks: Record<string, { ok: boolean; [detail: string]: unknown }> = {};
+    const checks: Readiness['checks'] = {};
     try {
       await this.deps.store.checkWritable();
       checks.store = { ok: true };

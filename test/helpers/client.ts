@@ -1,19 +1,9 @@
-// A plain client written from the spec and the contract alone: fetch, FormData, Blob.
+// A plain client written from the spec and the contract alone: fetch, FormData, Blob. The shapes
+// it reads are typed with the service's own (src/wire/shapes.ts); what it checks is the contract's.
 import assert from 'node:assert/strict';
+import type { CatalogueEntry, ErrorBody, FormatList, Limits, ProgressRecord, SubmitAnswer } from '../../src/wire/shapes.ts';
 
-export interface ProgressRecord {
-  status: 'queued' | 'running' | 'done' | 'error';
-  progress?: number;
-  download_url?: string;
-  size?: number;
-  error?: { code: string; message: string };
-  [key: string]: unknown;
-}
-
-export interface ErrorBody {
-  ok: false;
-  error: { code: string; message: string; [key: string]: unknown };
-}
+export type { CatalogueEntry, ErrorBody, Limits, ProgressRecord, SubmitAnswer };
 
 export async function submit(base: string, data: Uint8Array, filename: string, target: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
   const form = new FormData();
@@ -25,7 +15,7 @@ export async function submit(base: string, data: Uint8Array, filename: string, t
 /** Submits and returns the job id, failing the test on anything but 200 {ok:true}. */
 export async function submitOk(base: string, data: Uint8Array, filename: string, target: string, headers: Record<string, string> = {}): Promise<string> {
   const response = await submit(base, data, filename, target, headers);
-  const body = await response.json() as { ok: boolean; job_id: string };
+  const body = await response.json() as SubmitAnswer;
   assert.equal(response.status, 200, `submission refused: ${JSON.stringify(body)}`);
   assert.equal(body.ok, true);
   assert.match(body.job_id, /^[A-Za-z0-9_-]{22,}$/);
@@ -63,6 +53,13 @@ export async function waitForJob(base: string, jobId: string, { intervalMs = 100
     assert.ok(Date.now() < deadline, `job ${jobId} not finished after ${timeoutMs} ms: ${JSON.stringify(body)}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** The catalogue: the `formats` of GET /api/formats. */
+export async function fetchCatalogue(base: string): Promise<readonly CatalogueEntry[]> {
+  const response = await fetch(`${base}/api/formats`);
+  assert.equal(response.status, 200);
+  return (await response.json() as FormatList).formats;
 }
 
 export async function download(base: string, downloadUrl: string): Promise<{ response: Response; bytes: Buffer }> {

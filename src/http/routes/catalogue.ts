@@ -4,16 +4,17 @@ import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { Config } from '../../config.ts';
 import type { JobService } from '../../jobs/service.ts';
 import { clientKey, type RateLimits } from '../rate-limits.ts';
+import type { FormatList, Limits } from '../../wire/shapes.ts';
 
 export function registerCatalogueRoutes(app: FastifyInstance, service: JobService, config: Config, limits: { submit: RateLimits; read: RateLimits }): void {
   // Computed once: the catalogue changes only when the engines do, at start.
-  const formats = { formats: service.catalogue };
-  app.get('/api/formats', { schema: ROUTE_SCHEMAS.formats }, async () => formats);
+  const formats: FormatList = { formats: service.catalogue };
+  app.get<{ Reply: FormatList }>('/api/formats', { schema: ROUTE_SCHEMAS.formats }, async () => formats);
 
-  app.get('/api/limits', { schema: ROUTE_SCHEMAS.limits }, async (request) => {
+  app.get<{ Reply: Limits }>('/api/limits', { schema: ROUTE_SCHEMAS.limits }, async (request) => {
     const key = clientKey(request.ip);
     const [submitStates, readStates] = await Promise.all([limits.submit.peek(key), limits.read.peek(key)]);
-    const describe = (appliesTo: string) => (state: { limit: number; windowSeconds: number; remaining: number; resetSeconds: number }) => ({
+    const describe = (appliesTo: Limits['rate_limits'][number]['applies_to']) => (state: { limit: number; windowSeconds: number; remaining: number; resetSeconds: number }) => ({
       limit: state.limit,
       window_seconds: state.windowSeconds,
       applies_to: appliesTo,

@@ -4,11 +4,12 @@ import type { FastifyInstance } from 'fastify';
 import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Metrics } from '../../observability/metrics.ts';
+import type { Readiness } from '../../wire/shapes.ts';
 
 export function registerOperationsRoutes(app: FastifyInstance, service: JobService, metrics: Metrics | undefined): void {
   app.get('/healthz', { schema: ROUTE_SCHEMAS.healthz }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { schema: ROUTE_SCHEMAS.readyz }, async (_request, reply) => {
+  app.get<{ Reply: Readiness }>('/readyz', { schema: ROUTE_SCHEMAS.readyz }, async (_request, reply) => {
     const readiness = await service.readiness();
     reply.code(readiness.ready ? 200 : 503).header('cache-control', 'no-store');
     return { status: readiness.ready ? 'ready' : 'not_ready', ...readiness };

@@ -6,8 +6,9 @@
 // whenever the worker says it changed (and at least once a second), and sends it only when it
 // really did.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ROUTE_SCHEMAS } from '../schemas.ts';
-import type { JobService, ProgressRecord } from '../../jobs/service.ts';
+import { ROUTE_SCHEMAS, type JobParams } from '../schemas.ts';
+import type { JobService } from '../../jobs/service.ts';
+import type { ProgressRecord } from '../../wire/shapes.ts';
 
 const STREAM_CHECK_MS = 1000;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -32,8 +33,8 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
   // handler's, the service's and the store's) for it cost about a fifth of the endpoint's CPU
   // time per request (BENCHMARKS.md, change 35). Everything else (a queued job's place, a first
   // poll, an unknown or expired job, a store that needs I/O) takes the promise.
-  app.get<{ Params: { jobId: string } }>('/api/progress/:jobId', { schema: ROUTE_SCHEMAS.progress }, (request, reply) => {
-    const { jobId } = request.params;
+  app.get<{ Params: JobParams }>('/api/progress/:job_id', { schema: ROUTE_SCHEMAS.progress }, (request, reply) => {
+    const { job_id: jobId } = request.params;
     const ready = service.progressNow(jobId);
     if (ready) {
       send(reply, ready);
@@ -42,8 +43,8 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
     return service.progress(jobId).then((record) => send(reply, record));
   });
 
-  app.get<{ Params: { jobId: string } }>('/api/progress/:jobId/events', { schema: ROUTE_SCHEMAS.progressEvents }, async (request, reply) => {
-    const { jobId } = request.params;
+  app.get<{ Params: JobParams }>('/api/progress/:job_id/events', { schema: ROUTE_SCHEMAS.progressEvents }, async (request, reply) => {
+    const { job_id: jobId } = request.params;
     // Waiting starts before each read, so that a change stored between a read and the wait is
     // not missed. Unknown or expired jobs get the contract's JSON error, before any stream starts.
     let change = service.nextChange(jobId, STREAM_CHECK_MS);
@@ -82,6 +83,6 @@ export function registerProgressRoute(app: FastifyInstance, service: JobService)
       }
     }
     response.end();
-    request.log.info({ method: 'GET', route: '/api/progress/:jobId/events', status: 200 }, 'request');
+    request.log.info({ method: 'GET', route: '/api/progress/:job_id/events', status: 200 }, 'request');
   });
 }

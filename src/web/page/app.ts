@@ -6,7 +6,7 @@ import { ConvertdApiError, ConvertdClient, type FormatEntry, type Limits, type P
 const client = new ConvertdClient('');
 const $ = <T extends HTMLElement>(selector: string, root: ParentNode = document): T => root.querySelector<T>(selector)!;
 
-let formats: FormatEntry[] = [];
+let formats: readonly FormatEntry[] = [];
 let limits: Limits | undefined;
 const byExtension = new Map<string, FormatEntry>();
 
@@ -44,9 +44,9 @@ function fillTargets(select: HTMLSelectElement, targets: readonly string[], filt
   const previous = select.value;
   select.replaceChildren();
   if (placeholder !== undefined) select.append(new Option(placeholder, ''));
-  const groups = new Map<string, FormatEntry[]>();
+  const groups = new Map<string, Array<Pick<FormatEntry, 'id' | 'name'>>>();
   for (const id of targets) {
-    const format = formats.find((f) => f.id === id) ?? { id, name: id, category: 'other', media_type: '', extensions: [], targets: [] };
+    const format = formats.find((f) => f.id === id) ?? { id, name: id, category: 'other' };
     if (filter && !`${format.id} ${format.name}`.toLowerCase().includes(filter.toLowerCase())) continue;
     groups.set(format.category, [...(groups.get(format.category) ?? []), format]);
   }
