@@ -2,13 +2,12 @@
 // (http/schemas.ts), served at /api/openapi.json, with an interactive reference at /docs
 // (@fastify/swagger-ui, its assets served from node_modules: nothing from the network). It passes
 // `redocly lint` with the recommended rules, without a warning (test/openapi.test.ts).
-import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+// The licence is package.json's, imported as data (the HTTP layer reads no file itself).
+import PACKAGE from '../../package.json' with { type: 'json' };
 import { SHARED_SCHEMAS } from './schemas.ts';
-
-const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { license: string };
 
 /** The convert route's body is read as a multipart stream, not validated by a schema: described here. */
 const CONVERT_REQUEST_BODY = {
