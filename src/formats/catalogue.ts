@@ -55,6 +55,9 @@ export interface FormatDefinition {
 export class FormatCatalogue {
   private readonly byId = new Map<string, FormatDefinition>();
   private readonly byExtension = new Map<string, FormatDefinition>();
+  /** The formats with a signature of their own, and those told by OLE streams: the sniffer's lists, made once. */
+  readonly signed: readonly FormatDefinition[];
+  readonly inCompoundFiles: readonly FormatDefinition[];
 
   /** Throws when two formats share an id or an extension: a name must mean one format. */
   constructor(formats: readonly FormatDefinition[]) {
@@ -67,6 +70,8 @@ export class FormatCatalogue {
         this.byExtension.set(ext, format);
       }
     }
+    this.signed = formats.filter((format) => format.signature);
+    this.inCompoundFiles = formats.filter((format) => format.compoundStreams);
   }
 
   get(id: string): FormatDefinition | undefined {

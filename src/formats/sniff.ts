@@ -74,7 +74,7 @@ function unsupportedVariant(head: Buffer, ext: string): string | undefined {
  */
 function ownSignature(head: Buffer, catalogue: FormatCatalogue): string | undefined {
   const text = head.toString('utf8').replace(/^\uFEFF/, '').trimStart();
-  return catalogue.all().find((format) => format.signature?.(head, text))?.id;
+  return catalogue.signed.find((format) => format.signature!(head, text))?.id;
 }
 
 /**
@@ -85,7 +85,7 @@ function ownSignature(head: Buffer, catalogue: FormatCatalogue): string | undefi
  */
 async function compoundFileKind(file: string, catalogue: FormatCatalogue, ext = ''): Promise<string | undefined> {
   const content = await fs.readFile(file);
-  for (const format of catalogue.all()) {
+  for (const format of catalogue.inCompoundFiles) {
     // A directory entry's name is followed by a UTF-16 NUL terminator.
     if (format.compoundStreams?.some((stream) => content.includes(Buffer.from(`${stream}\0`, 'utf16le')))) return format.id;
   }
