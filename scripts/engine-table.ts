@@ -4,6 +4,7 @@
 //
 //   node scripts/engine-table.ts          prints the table
 //   node scripts/engine-table.ts --write  rewrites it in docs/architecture.md
+import { FONT_PACKAGES } from '../src/engines/support/fonts/index.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
@@ -28,7 +29,10 @@ function declaredEdges(modules: readonly AnyEngineModule[]): Map<string, readonl
 const unique = (items: readonly string[]) => [...new Set(items)].join(' ');
 
 function row(module: AnyEngineModule, edges: readonly ConversionEdge[]): string {
-  const packages = [...module.packages.debian.map((name) => `${name} (Debian)`), ...(module.packages.npm ?? []).map((name) => `${name} (npm)`)];
+  // The shared font set is named once, not spelled out in every row that draws text.
+  const ownDebian = module.packages.debian.filter((name) => !FONT_PACKAGES.includes(name));
+  const fonts = ownDebian.length < module.packages.debian.length ? ['the fonts of `support/fonts/`'] : [];
+  const packages = [...ownDebian.map((name) => `${name} (Debian)`), ...fonts, ...(module.packages.npm ?? []).map((name) => `${name} (npm)`)];
   const settings = Object.values(module.settings ?? {}).map((setting) => setting.env);
   const uses = [
     ...(module.provides ?? []).map((capability) => `offers ${capability}`),

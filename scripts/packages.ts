@@ -16,6 +16,11 @@ export const TEST_PACKAGES: readonly string[] = [
   'python3-pil', // Pillow: an image decoder independent of the engines
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library
+  // Reads rendered text back from pictures of pages (test/rendered-scripts.test.ts): were the
+  // glyphs of every script drawn, or boxes?
+  'tesseract-ocr', 'tesseract-ocr-eng', 'tesseract-ocr-jpn', 'tesseract-ocr-chi-sim', 'tesseract-ocr-kor',
+  'tesseract-ocr-ara', 'tesseract-ocr-heb', 'tesseract-ocr-hin', 'tesseract-ocr-ben', 'tesseract-ocr-tam',
+  'tesseract-ocr-tha', 'tesseract-ocr-khm', 'tesseract-ocr-amh', 'tesseract-ocr-ell', 'tesseract-ocr-rus',
   'chromium', // the web page's end-to-end tests (driven by playwright-core)
   'wrk', // npm run bench: loads /api/progress from a process of its own
   'redis-server', // the scale-out tests' job store, queue and rate-limit counters

@@ -1,7 +1,7 @@
 // Comments and configuration point only inside the repository: a clone has no ../shared folder
 // beside it, so nothing under src/ or scripts/ may send a reader there, and every
-// `docs/security.md#<anchor>` that the sources cite must be a heading of docs/security.md (as
-// GitHub makes anchors of headings). Static: reads files, starts nothing.
+// `docs/<page>.md#<anchor>` that the sources cite must be a heading of that page (as GitHub
+// makes anchors of headings). Static: reads files, starts nothing.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -11,11 +11,11 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Folders whose files must not point into the shared folder. */
 const SOURCE_DIRS = ['src', 'scripts'];
-/** Where citations of docs/security.md are looked for (the sources, the tests, the other docs). */
+/** Where citations of docs/ pages are looked for (the sources, the tests, the other docs). */
 const CITING = [...SOURCE_DIRS, 'test', 'docs/architecture.md', 'README.md'];
 /** A path into the shared folder, or one of its files named as if it were here. */
 const SHARED = /shared\/(security|stack|spec|corpus)|\.\.\/shared\/|(^|[^/\w.-])(security|stack)\.md\b/;
-const ANCHOR = /docs\/security\.md#([\w-]+)/g;
+const ANCHOR = /docs\/([\w-]+)\.md#([\w-]+)/g;
 
 function filesUnder(relative: string): string[] {
   const absolute = path.join(ROOT, relative);
@@ -55,13 +55,16 @@ test('no file under src/ or scripts/ points into the shared folder', () => {
   assert.deepEqual(found, [], 'point to docs/ (docs/security.md#<section>) or state the fact instead');
 });
 
-test('every anchor of docs/security.md that the sources cite is a heading there', () => {
-  const anchors = headingAnchors(readFileSync(path.join(ROOT, 'docs/security.md'), 'utf8'));
+test('every anchor of a docs/ page that the sources cite is a heading of that page', () => {
   const cited = CITING.flatMap(filesUnder).flatMap((file) => lines(file).flatMap((line, index) =>
-    [...line.matchAll(ANCHOR)].map((match) => ({ where: `${file}:${index + 1}`, anchor: match[1]! }))));
-  assert.ok(cited.length >= 20, `only ${cited.length} citations of docs/security.md found`);
-  const missing = cited.filter(({ anchor }) => !anchors.has(anchor));
-  assert.deepEqual(missing, [], `headings of docs/security.md: ${[...anchors].join(', ')}`);
+    [...line.matchAll(ANCHOR)].map((match) => ({ where: `${file}:${index + 1}`, page: `docs/${match[1]!}.md`, anchor: match[2]! }))));
+  assert.ok(cited.filter(({ page }) => page === 'docs/security.md').length >= 20, 'fewer than 20 citations of docs/security.md found');
+  const anchorsOf = new Map<string, Set<string>>();
+  const missing = cited.filter(({ page, anchor }) => {
+    if (!anchorsOf.has(page)) anchorsOf.set(page, headingAnchors(readFileSync(path.join(ROOT, page), 'utf8')));
+    return !anchorsOf.get(page)!.has(anchor);
+  });
+  assert.deepEqual(missing, [], 'each must name a heading of its page');
 });
 
 test('heading anchors follow GitHub\'s rules', () => {

@@ -7,9 +7,10 @@ import { ConfigError } from '../config.ts';
 import { FormatCatalogue } from '../formats/catalogue.ts';
 import { ProcessPool } from '../process/pool/index.ts';
 import { createNodePool } from '../process/pool/node-program.ts';
-import { runProcess } from '../process/runner.ts';
+import { runProcess, setCommonEnvironment } from '../process/runner.ts';
 import { withScratchDir } from '../process/scratch.ts';
 import type { Capabilities, CapabilityName } from './capabilities.ts';
+import { FONT_ENVIRONMENT } from './support/fonts/index.ts';
 import type { EngineContext, EngineModule, MachineFacts } from './module.ts';
 import type { EngineStatus } from './registry.ts';
 import type { Engine } from './types.ts';
@@ -70,6 +71,8 @@ export interface CreatedEngines {
  * provide it; a module whose create() throws is left out and reported, the others carry on.
  */
 export function createEngines(modules: readonly AnyEngineModule[], settings: ReadonlyMap<string, Record<string, unknown>>, environment: EngineEnvironment): CreatedEngines {
+  // Every engine that draws text finds the same fonts and substitutes, sandboxed or not.
+  setCommonEnvironment(FONT_ENVIRONMENT);
   const offered = new Map<CapabilityName, unknown>();
   const engines: Engine[] = [];
   const failed: EngineStatus[] = [];

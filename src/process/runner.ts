@@ -87,6 +87,23 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
+/** What every engine process gets besides what its engine asks for. */
+export interface CommonEnvironment {
+  readonly env: Readonly<Record<string, string>>;
+  readonly readOnly: readonly string[];
+}
+
+let common: CommonEnvironment = { env: {}, readOnly: [] };
+
+/**
+ * Sets what every engine process started from now on gets: variables and read-only paths that are
+ * not one engine's business (the fonts' configuration and cache, src/engines/support/fonts/). Set
+ * once, when the engines are assembled; an engine's own values win over these.
+ */
+export function setCommonEnvironment(value: CommonEnvironment): void {
+  common = value;
+}
+
 /**
  * Runs a program to completion. Resolves with its exit status whatever it is (engines decide what
  * a non-zero exit means); rejects with ConvertdError('timeout') past the timeout, and with the
@@ -100,10 +117,12 @@ export function runProcess(program: string, args: readonly string[], options: Ru
     HOME: options.cwd,
     TMPDIR: options.cwd,
     LANG: 'C.UTF-8',
+    ...common.env,
     ...options.env,
   };
   const sandbox = sandboxSettings();
-  const wrapped = wrap(program, args, { workDir: options.cwd, readOnly: options.readOnly ?? [], env }, sandbox);
+  const readOnly = [...common.readOnly, ...(options.readOnly ?? [])];
+  const wrapped = wrap(program, args, { workDir: options.cwd, readOnly, env }, sandbox);
   // Every engine process has CPU-time and open-file limits, whatever the engine asks; an engine
   // adds the output-size cap and, where it does not break the program (V8 reserves huge address
   // space), an address-space cap.

@@ -1,12 +1,13 @@
 // Ebooks through calibre's ebook-convert.
 import { defineEngine } from '../module.ts';
+import { FONT_PACKAGES } from '../support/fonts/index.ts';
 import { CalibreEngine } from './engine.ts';
 import { FORMATS } from './formats.ts';
 
 export default defineEngine({
   id: 'calibre',
   summary: '`ebook-convert` (input always `input.<epub/mobi/azw3/fb2>`, real progress)',
-  packages: { debian: ['calibre'] },
+  packages: { debian: ['calibre', ...FONT_PACKAGES] },
   formats: FORMATS,
   create: (context) => new CalibreEngine(context),
 });
