@@ -15,6 +15,7 @@
 //      redis-server and Swift, as in the tests), against the embedded service.
 // Every figure is the median of several runs, with the spread (min-max). Not a test: nothing here
 // is asserted; `npm test` never times anything.
+import { FONTCONFIG_FILE } from '../src/engines/support/fonts/index.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -43,6 +44,8 @@ const OFFICE_SETTINGS = (size: number): NodeJS.ProcessEnv => ({
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') } } });
 const QUICK = values.quick;
+/** The font folders Debian's packages gave the engines before #28: DejaVu, Liberation, URW, OpenSymbol. */
+const FONTS_BEFORE_28 = ['/usr/share/fonts/truetype/dejavu', '/usr/share/fonts/truetype/liberation2', '/usr/share/fonts/truetype/libreoffice', '/usr/share/fonts/opentype/urw-base35', '/usr/share/fonts/type1/urw-base35', '/usr/share/fonts/X11/Type1'];
 const RUNS = QUICK ? 3 : 5;
 const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
 
@@ -615,6 +618,35 @@ try {
 
   table('5. Start-up', `Milliseconds from spawning \`node ${SERVICE_NODE_FLAGS.join(' ')} src/main.ts\` (fresh data directory): to listening (every engine probed, the LibreOffice pool warm), and to the first docx → pdf downloaded.`,
     ['to listening', 'to the first office conversion'], [[fmt(stat(startups)), fmt(stat(firstOffice))]]);
+
+  // 5b. What the fonts cost (#28): a cold LibreOffice, started and then asked for its first PDF, with
+  // the fonts installed before #28 (a fontconfig file naming only their folders) and with today's set
+  // (the service's own fontconfig file), turn by turn; and one fontconfig start inside the sandbox,
+  // with and without the system's font cache bound in (docs/fidelity.md#fonts).
+  {
+    const beforeConfig = path.join(work, 'fonts-before.conf');
+    const folders = FONTS_BEFORE_28.map((dir) => `<dir>${dir}</dir>`).join('');
+    await fs.writeFile(beforeConfig, `<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd"><fontconfig>${folders}<cachedir>${work}/fc-cache-before</cachedir><include ignore_missing="yes">/etc/fonts/conf.d</include></fontconfig>`);
+    const sets = [['before', beforeConfig], ['after', FONTCONFIG_FILE]] as const;
+    const soffice = (set: string, config: string, args: string[]) => () => execFileSync('soffice', [`-env:UserInstallation=file://${work}/lo-fonts-${set}`, '--headless', ...args], { cwd: work, env: { ...toolEnv, FONTCONFIG_FILE: config }, stdio: 'ignore' });
+    const startOnly = ['--terminate_after_init'];
+    const firstPdf = ['--convert-to', 'pdf', '--outdir', path.join(work, 'fonts-out'), 'small.docx'];
+    for (const [set, config] of sets) soffice(set, config, firstPdf)(); // the profile and the font cache, made once
+    const samples: Record<string, { start: number[]; pdf: number[] }> = { before: { start: [], pdf: [] }, after: { start: [], pdf: [] } };
+    for (let i = 0; i < (QUICK ? 3 : 5); i++) {
+      for (const [set, config] of sets) {
+        samples[set]!.start.push(await timed(soffice(set, config, startOnly)));
+        samples[set]!.pdf.push(await timed(soffice(set, config, firstPdf)));
+      }
+    }
+    const fontsIn = (config: string) => execFileSync('fc-list', [], { env: { ...toolEnv, FONTCONFIG_FILE: config }, encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    const fontRows = sets.map(([set, config]) => [`${set} #28 (${fontsIn(config)} font files)`, fmt(stat(samples[set]!.start)), fmt(stat(samples[set]!.pdf))]);
+    const sandboxed = (withCache: boolean) => () => execFileSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', '/etc', '/etc', ...(withCache ? ['--ro-bind', '/var/cache/fontconfig', '/var/cache/fontconfig'] : []), '--ro-bind', path.dirname(FONTCONFIG_FILE), path.dirname(FONTCONFIG_FILE), '--setenv', 'HOME', '/tmp', '--setenv', 'FONTCONFIG_FILE', FONTCONFIG_FILE, 'fc-match', 'sans:lang=ja'], { stdio: 'ignore' });
+    const cached = await repeat(QUICK ? 3 : 5, () => timed(sandboxed(true)));
+    const uncached = await repeat(QUICK ? 3 : 5, () => timed(sandboxed(false)));
+    table('5b. Fonts', `Milliseconds, median (min-max), of a cold \`soffice --headless\` (its profile made beforehand) started and stopped (\`--terminate_after_init\`), and started to convert small.docx to PDF, with the fonts installed before #28 and with the set installed now (\`src/engines/support/fonts/\`), turn by turn. Then one fontconfig start in the sandbox (\`fc-match\` under bubblewrap, as every engine process starts): with the system's font cache bound in, as the service does, ${fmt(cached)}; without it, ${fmt(uncached)}.`,
+      ['fonts', 'LibreOffice start', 'start and first PDF'], fontRows);
+  }
 
   // 6. Scale-out.
   await service.stop();
