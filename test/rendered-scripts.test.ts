@@ -1,5 +1,5 @@
 // Text in every common script is drawn, not just carried: documents holding a line of each script
-// (html, txt, md, docx, odt, svg) become pdf and png through the HTTP API, the page is rendered by
+// (html, txt, md, docx, odt, rtf, epub, svg) become pdf and png through the HTTP API, the page is rendered by
 // poppler (pdf) or taken as is (png), and each line is read back with tesseract in its own language
 // (test/helpers/read_scripts.py). A missing font draws boxes, which read as nothing: such a line fails
 // however right the PDF's text layer is. And Office fonts are replaced by metric-compatible ones,
@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { convert, fetchCatalogue, type CatalogueEntry } from './helpers/client.ts';
 import { handmadeDocx } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
@@ -50,17 +51,33 @@ const SOURCES: Readonly<Record<string, () => Promise<Buffer>>> = {
     const rows = LINES.map((line, index) => `<text x="20" y="${40 + index * 34}" font-family="sans-serif" font-size="20">${line.text}</text>`);
     return Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="480" height="${60 + LINES.length * 34}"><rect width="100%" height="100%" fill="white"/>${rows.join('')}</svg>\n`);
   },
-  // docx and odt: made from the markdown by pandoc run directly, never through the service.
+  // Made from the markdown by pandoc run directly, never through the service.
   docx: () => pandoc('docx'),
   odt: () => pandoc('odt'),
+  // The issue's own example: a Japanese RTF came back as boxes. And an ebook, which calibre renders.
+  rtf: () => pandoc('rtf'),
+  epub: () => pandoc('epub'),
 };
 
 async function pandoc(format: string): Promise<Buffer> {
   const dir = await tempDir('convertd-scripts-');
   const source = path.join(dir, 'scripts.md');
   await fs.writeFile(source, await SOURCES.md!());
-  execFileSync('pandoc', [source, '--from', 'markdown', '--to', format, '--output', path.join(dir, `scripts.${format}`)]);
-  return fs.readFile(path.join(dir, `scripts.${format}`));
+  execFileSync('pandoc', [source, '--standalone', '--metadata', 'pagetitle=Scripts', '--from', 'markdown', '--to', format, '--output', path.join(dir, `scripts.${format}`)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const made = await fs.readFile(path.join(dir, `scripts.${format}`));
+  return format === 'epub' ? withoutTitlePage(made) : made;
+}
+
+/**
+ * pandoc 2.17 opens an EPUB with a title page, which would be the first page of its PDF and picture:
+ * taken out of the reading order, the lines come first.
+ */
+function withoutTitlePage(epub: Buffer): Buffer {
+  const files = unzipSync(epub);
+  const opf = Object.keys(files).find((name) => name.endsWith('.opf'))!;
+  files[opf] = strToU8(strFromU8(files[opf]!).replace(/<itemref idref="title_page[^"]*"[^>]*\/>/, ''));
+  const { mimetype, ...rest } = files;
+  return Buffer.from(zipSync({ mimetype: [mimetype!, { level: 0 }], ...rest }));
 }
 
 interface LineReading { lang: string; text: string; read?: string; recall?: number; glyphs?: number; distinct?: boolean }
