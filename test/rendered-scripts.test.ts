@@ -111,7 +111,7 @@ after(async () => {
 describe('every script is drawn, in pdf and png outputs', { concurrency: 2 }, () => {
   for (const source of Object.keys(SOURCES)) {
     for (const target of ['pdf', 'png']) {
-      test(`${source} → ${target}`, async () => {
+      test(`${source} → ${target}`, async (t) => {
         assert.ok(catalogue.find((entry) => entry.id === source)?.targets.includes(target), `${source} → ${target} is not advertised`);
         const { bytes } = await convert(server.url, await SOURCES[source]!(), `scripts.${source}`, target);
         let page = await writeTemp(bytes, `scripts.${target}`);
@@ -121,7 +121,10 @@ describe('every script is drawn, in pdf and png outputs', { concurrency: 2 }, ()
           page = `${prefix}.png`;
         }
         const misread: string[] = [];
-        for (const line of readLines(page)) {
+        const lines = readLines(page);
+        const weakest = lines.filter((line) => line.recall !== undefined).sort((a, b) => a.recall! - b.recall!)[0];
+        if (weakest) t.diagnostic(`weakest line: ${weakest.lang} at ${weakest.recall}`);
+        for (const line of lines) {
           if (line.lang === 'emoji') {
             // Three different emoji draw three different shapes; missing ones draw one box three times.
             if (!line.distinct || (line.glyphs ?? 0) < 3) misread.push(`emoji: ${line.glyphs} glyphs, distinct: ${line.distinct}`);
