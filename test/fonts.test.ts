@@ -29,8 +29,8 @@ const OUTLINE_TOLERANCE_UNITS = 1;
  * only a sliver of edge pixels can flip; a lost, shifted or inside-out glyph flips thousands.
  */
 const MAX_RENDER_DIFFERENCE = 0.002;
-/** The text rendered: every glyph with an outline. */
-const RENDERED_TEXT = 'AaoAo';
+/** The text rendered: every glyph with an outline, the composite degree sign among them. */
+const RENDERED_TEXT = 'AaoAo°';
 
 let server: RunningServer;
 /** The samples of each source format: the outlines they hold and their bytes. */

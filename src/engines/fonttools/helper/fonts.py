@@ -15,6 +15,7 @@ import sys
 
 from fontTools.fontBuilder import FontBuilder
 from fontTools.pens.cu2quPen import Cu2QuPen
+from fontTools.pens.recordingPen import DecomposingRecordingPen
 from fontTools.pens.reverseContourPen import ReverseContourPen
 from fontTools.pens.t2CharStringPen import T2CharStringPen
 from fontTools.pens.ttGlyphPen import TTGlyphPen
@@ -66,8 +67,11 @@ def truetype_to_cff(font):
     metrics = font["hmtx"].metrics
     charstrings = {}
     for name in glyph_order:
-        pen = T2CharStringPen(metrics[name][0], glyph_set)
-        glyph_set[name].draw(ReverseContourPen(pen))
+        # Components are drawn out first: reversing the glyph's contours must reverse theirs too.
+        outline = DecomposingRecordingPen(glyph_set)
+        glyph_set[name].draw(outline)
+        pen = T2CharStringPen(metrics[name][0], None)
+        outline.replay(ReverseContourPen(pen))
         charstrings[name] = pen.getCharString()
     names = font["name"]
     ps_name = str(names.getDebugName(6) or "").strip() or "Converted"
