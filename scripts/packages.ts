@@ -16,6 +16,7 @@ export const TEST_PACKAGES: readonly string[] = [
   'python3-pil', // Pillow: an image decoder independent of the engines
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library
+  'opentype-sanitizer', // ots-sanitize: the font validator browsers use, on every font output
   'chromium', // the web page's end-to-end tests (driven by playwright-core)
   'wrk', // npm run bench: loads /api/progress from a process of its own
   'redis-server', // the scale-out tests' job store, queue and rate-limit counters

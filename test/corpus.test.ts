@@ -3,7 +3,7 @@
 // Skipped when the corpus is absent (a fresh clone has no ../shared). Valid images must convert;
 // files from corrupt/ must end in a documented error, never a crash or a hang.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -41,6 +41,11 @@ interface FontFacts {
   areas: Record<string, number>;
 }
 const fontFacts = (file: string) => JSON.parse(execFileSync('/usr/bin/python3', [path.resolve('test/helpers/read_font.py'), file], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] })) as FontFacts;
+/** OTS (ots-sanitize), the font validator browsers use: every corpus font passes it, so must each output. */
+function assertFontValid(file: string, where: string): void {
+  const result = spawnSync('ots-sanitize', [file], { encoding: 'utf8' });
+  assert.equal(result.status, 0, `${where}: OTS refuses the output: ${result.stderr}${result.stdout}`);
+}
 /** The same characters mapped to the same glyphs, as many glyphs, the same advance widths. */
 function assertFontKept(source: FontFacts, output: FontFacts, where: string): void {
   assert.deepEqual(output.cmap, source.cmap, `${where}: the character map`);
@@ -82,7 +87,10 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
         assert.equal(final.status, 'done', JSON.stringify(final.error));
         const { bytes } = await download(server.url, final.download_url!);
         const result = await writeTemp(bytes, `out.${target}`);
-        if (FONT_FAMILIES.has(family)) assertFontKept(fontFacts(file), fontFacts(result), `${path.basename(file)} → ${target}`);
+        if (FONT_FAMILIES.has(family)) {
+          assertFontKept(fontFacts(file), fontFacts(result), `${path.basename(file)} → ${target}`);
+          assertFontValid(result, `${path.basename(file)} → ${target}`);
+        }
         if (PARSED.has(target)) {
           execFileSync('/usr/bin/python3', [path.resolve('test/helpers/read_data.py'), result, target], { stdio: ['ignore', 'pipe', 'pipe'] });
         } else {
@@ -104,8 +112,10 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
       const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
       report.push(`${path.basename(file)} → otf: ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}`);
       assert.equal(final.status, 'done', JSON.stringify(final.error));
-      const output = fontFacts(await writeTemp((await download(server.url, final.download_url!)).bytes, 'out.otf'));
+      const outputFile = await writeTemp((await download(server.url, final.download_url!)).bytes, 'out.otf');
+      const output = fontFacts(outputFile);
       const where = `${path.basename(file)} → otf`;
+      assertFontValid(outputFile, where);
       assert.equal(output.outlines, 'cff', `${where}: CFF outlines`);
       assertFontKept(source, output, where);
       for (const [glyph, box] of Object.entries(source.bounds)) {

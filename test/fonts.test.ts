@@ -2,8 +2,9 @@
 // FontBuilder (test/helpers/make_fonts.py): a TrueType font, a CFF one, and WOFF and WOFF2
 // wrappings of each (most web fonts wrap TrueType outlines). Each output is read back
 // (test/helpers/read_font.py): with fontTools, its wrapper, outline kind, character map, glyph
-// count, advance widths, names and each glyph's outline bounds and direction; and rendered by
-// FreeType next to its source, pixel for pixel.
+// count, advance widths, names and each glyph's outline bounds and direction; rendered by
+// FreeType next to its source, pixel for pixel; and validated by OTS (ots-sanitize), the
+// sanitiser Chrome and Firefox run on every web font before using it.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -105,6 +106,9 @@ test('every advertised font pair converts and keeps the characters, glyphs, widt
       const flips = outlines !== sample.outlines;
       assert.equal(Math.sign(after.areas[glyph]!), Math.sign(before.areas[glyph]!) * (flips ? -1 : 1), `${where}: ${glyph} contour direction`);
     }
+    await execFileAsync('ots-sanitize', [outputFile]).catch((error: { stdout?: string; stderr?: string }) => {
+      assert.fail(`${where}: OTS refuses the output: ${error.stderr ?? ''}${error.stdout ?? ''}`);
+    });
     const { ink, differing } = after.render!;
     assert.ok(ink > 10_000, `${where}: the text renders (${ink} pixels)`);
     assert.ok(differing <= ink * MAX_RENDER_DIFFERENCE, `${where}: FreeType renders ${differing} of ${ink} pixels differently`);
