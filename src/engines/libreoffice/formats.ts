@@ -10,7 +10,7 @@ import type { FormatDefinition } from '../../formats/catalogue.ts';
  * one, but a stream taken out of it (BIFF5 or BIFF8) is read as well. A worksheet is type 0x0010;
  * a BIFF5/8 workbook stream starts with its globals, type 0x0005. Not matched: charts (0x0020)
  * and Excel 4 macro sheets (0x0040), which LibreOffice opens as empty sheets, and Excel 4
- * workbooks (BIFF4W, 0x0100), which it opened as an empty sheet too.
+ * workbooks (BIFF4W, 0x0100), of which a hand-made one came out as an empty sheet.
  */
 const BIFF_BOF: ReadonlyMap<number, { lengths: readonly number[]; versions?: readonly number[]; types: readonly number[] }> = new Map([
   [0x0009, { lengths: [4], types: [0x0010] }], // BIFF2: version (unused), type
