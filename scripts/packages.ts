@@ -21,6 +21,7 @@ export const TEST_PACKAGES: readonly string[] = [
   'tesseract-ocr', 'tesseract-ocr-eng', 'tesseract-ocr-jpn', 'tesseract-ocr-chi-sim', 'tesseract-ocr-kor',
   'tesseract-ocr-ara', 'tesseract-ocr-heb', 'tesseract-ocr-hin', 'tesseract-ocr-ben', 'tesseract-ocr-tam',
   'tesseract-ocr-tha', 'tesseract-ocr-khm', 'tesseract-ocr-amh', 'tesseract-ocr-ell', 'tesseract-ocr-rus',
+  'opentype-sanitizer', // ots-sanitize: the font validator browsers use, on every font output
   'chromium', // the web page's end-to-end tests (driven by playwright-core)
   'wrk', // npm run bench: loads /api/progress from a process of its own
   'redis-server', // the scale-out tests' job store, queue and rate-limit counters

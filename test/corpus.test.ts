@@ -3,7 +3,7 @@
 // Skipped when the corpus is absent (a fresh clone has no ../shared). Valid images must convert;
 // files from corrupt/ must end in a documented error, never a crash or a hang.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -28,6 +28,30 @@ const MIME: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp3: 'audio/mpeg', ogg: 'audio/ogg', mp4: 'video/mp4', webm: 'video/webm',
   woff2: 'font/woff2', woff: 'font/woff', ttf: 'font/sfnt', zip: 'application/zip', '7z': 'application/x-7z-compressed',
 };
+/** Fonts: the output must keep the source's characters and glyphs, read with fontTools (test/helpers/read_font.py). */
+const FONT_FAMILIES = new Set(['ttf', 'otf', 'woff', 'woff2']);
+/** Font units a glyph's outline bounds may move when its outlines are redrawn as CFF (fonts.test.ts says why). */
+const FONT_OUTLINE_TOLERANCE_UNITS = 1;
+interface FontFacts {
+  outlines: string | null;
+  cmap: Record<string, string>;
+  glyphCount: number;
+  advances: Record<string, number>;
+  bounds: Record<string, number[] | null>;
+  areas: Record<string, number>;
+}
+const fontFacts = (file: string) => JSON.parse(execFileSync('/usr/bin/python3', [path.resolve('test/helpers/read_font.py'), file], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] })) as FontFacts;
+/** OTS (ots-sanitize), the font validator browsers use: every corpus font passes it, so must each output. */
+function assertFontValid(file: string, where: string): void {
+  const result = spawnSync('ots-sanitize', [file], { encoding: 'utf8' });
+  assert.equal(result.status, 0, `${where}: OTS refuses the output: ${result.stderr}${result.stdout}`);
+}
+/** The same characters mapped to the same glyphs, as many glyphs, the same advance widths. */
+function assertFontKept(source: FontFacts, output: FontFacts, where: string): void {
+  assert.deepEqual(output.cmap, source.cmap, `${where}: the character map`);
+  assert.equal(output.glyphCount, source.glyphCount, `${where}: glyph count`);
+  assert.deepEqual(output.advances, source.advances, `${where}: advance widths`);
+}
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
 
 const present = fs.existsSync(CORPUS);
@@ -63,6 +87,10 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
         assert.equal(final.status, 'done', JSON.stringify(final.error));
         const { bytes } = await download(server.url, final.download_url!);
         const result = await writeTemp(bytes, `out.${target}`);
+        if (FONT_FAMILIES.has(family)) {
+          assertFontKept(fontFacts(file), fontFacts(result), `${path.basename(file)} → ${target}`);
+          assertFontValid(result, `${path.basename(file)} → ${target}`);
+        }
         if (PARSED.has(target)) {
           execFileSync('/usr/bin/python3', [path.resolve('test/helpers/read_data.py'), result, target], { stdio: ['ignore', 'pipe', 'pipe'] });
         } else {
@@ -70,6 +98,34 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
         }
       });
     }
+  }
+
+  // Most web fonts hold TrueType outlines: as OTF they are redrawn as CFF, exactly (fonts.test.ts).
+  // Each real TrueType-outline font must keep its glyphs' shapes (bounds) and reverse its contours.
+  for (const file of ['ttf', 'woff', 'woff2'].flatMap((family) => files(family))) {
+    test(`${path.basename(path.dirname(file))}/${path.basename(file)} → otf keeps its outlines`, async (t) => {
+      const source = fontFacts(file);
+      if (source.outlines !== 'truetype') { t.skip('CFF outlines already: nothing to redraw'); return; }
+      const response = await submit(server.url, fs.readFileSync(file), path.basename(file), 'otf');
+      assert.equal(response.status, 200, await response.clone().text());
+      const { job_id: jobId } = await response.json() as SubmitAnswer;
+      const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+      report.push(`${path.basename(file)} → otf: ${final.status}${final.error ? ` (${final.error.code}: ${final.error.message})` : ''}`);
+      assert.equal(final.status, 'done', JSON.stringify(final.error));
+      const outputFile = await writeTemp((await download(server.url, final.download_url!)).bytes, 'out.otf');
+      const output = fontFacts(outputFile);
+      const where = `${path.basename(file)} → otf`;
+      assertFontValid(outputFile, where);
+      assert.equal(output.outlines, 'cff', `${where}: CFF outlines`);
+      assertFontKept(source, output, where);
+      for (const [glyph, box] of Object.entries(source.bounds)) {
+        const other = output.bounds[glyph];
+        assert.equal(Boolean(other), Boolean(box), `${where}: ${glyph} has an outline in both or neither`);
+        if (box && other) assert.ok(box.every((value, i) => Math.abs(other[i]! - value) <= FONT_OUTLINE_TOLERANCE_UNITS), `${where}: ${glyph} bounds ${JSON.stringify(other)} vs ${JSON.stringify(box)}`);
+        const [before, after] = [source.areas[glyph]!, output.areas[glyph]!];
+        if (before !== 0) assert.equal(Math.sign(after), -Math.sign(before), `${where}: ${glyph} contours reversed`);
+      }
+    });
   }
 
   for (const file of files('corrupt').filter((f) => /\.(png|jpe?g|gif|webp|tiff?|avif)$/i.test(f))) {

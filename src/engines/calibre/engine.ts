@@ -1,7 +1,8 @@
 // Ebooks with calibre's ebook-convert: epub, mobi, azw3 and fb2 among themselves, and to docx,
-// txt and pdf. calibre picks its input plugin by the file's extension and runs `.recipe` files as
-// Python (docs/security.md#calibre): the input here is always the service's own `input.<format>`,
-// with the format one of the four above. calibre's HTML input also takes in files next to the
+// txt and pdf; Palm database ebooks (pdb: PalmDOC, eReader, zTXT...) read only. calibre picks its
+// input plugin by the file's extension and runs `.recipe` files as Python (docs/security.md#calibre):
+// the input here is always the service's own `input.<format>`, with the format one of the five
+// above (a PalmDOC book uploaded as .mobi is sniffed as pdb, so calibre gets `input.pdb`). calibre's HTML input also takes in files next to the
 // input, so the job directory holds nothing else of value; and it runs in the OS sandbox.
 // PDF output renders with Qt WebEngine (Chromium): its own sandbox cannot start inside ours, so it
 // is switched off there, the bubblewrap sandbox standing in for it. No address-space cap: it
@@ -13,7 +14,7 @@ import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const EBOOK_CONVERT = '/usr/bin/ebook-convert';
-const READS = ['epub', 'mobi', 'azw3', 'fb2'];
+const READS = ['epub', 'mobi', 'azw3', 'fb2', 'pdb'];
 const WRITES = ['epub', 'mobi', 'azw3', 'fb2', 'docx', 'txt', 'pdf'];
 
 const EDGES: ConversionEdge[] = READS.flatMap((from) => WRITES.filter((to) => to !== from).map((to) => ({

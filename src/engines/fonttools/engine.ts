@@ -1,8 +1,9 @@
 // Fonts with Debian's fontTools (python3-fonttools, python3-brotli for WOFF2), through the helper
 // script beside this file (helper/fonts.py) run by /usr/bin/python3 in the sandbox: ttf, otf,
 // woff, woff2. WOFF and WOFF2 wrap either kind of outlines; OTF (CFF outlines) becomes TTF by
-// curve conversion; TrueType outlines do not become OTF, so that pair is not advertised (and a
-// WOFF of TrueType outlines asked for as OTF fails with a message saying so).
+// converting cubic curves to quadratic ones (within 1 unit), and TrueType outlines become OTF by
+// the exact reverse (helper/fonts.py says how). A variable TrueType font does not become OTF (it
+// would need CFF2): that job fails with a message saying so.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,11 +18,11 @@ const SCRIPT = path.join(HELPERS, 'fonts.py');
 
 const EDGES: ConversionEdge[] = [
   ...['woff', 'woff2'].flatMap((to) => [{ from: 'ttf', to, cost: 1 }, { from: 'otf', to, cost: 1 }]),
-  { from: 'otf', to: 'ttf', cost: 2 },
+  // Redrawing the outlines costs more than rewrapping them.
+  { from: 'otf', to: 'ttf', cost: 2 }, { from: 'ttf', to: 'otf', cost: 2 },
   { from: 'woff', to: 'woff2', cost: 1 }, { from: 'woff2', to: 'woff', cost: 1 },
-  // Unwrapping to OTF works only when the WOFF holds CFF outlines: for an uploaded WOFF that is
-  // worth trying, but as a link of a longer route (ttf → woff → otf) it could never succeed.
-  ...['woff', 'woff2'].flatMap((from) => [{ from, to: 'ttf', cost: 1 }, { from, to: 'otf', cost: 1, chainable: false }]),
+  // Unwrapping keeps the outlines, or redraws them when the target wants the other kind.
+  ...['woff', 'woff2'].flatMap((from) => [{ from, to: 'ttf', cost: 2 }, { from, to: 'otf', cost: 2 }]),
 ];
 
 export class FontEngine implements Engine {
@@ -40,7 +41,7 @@ export class FontEngine implements Engine {
   }
 
   async probe(): Promise<void> {
-    const check = 'import fontTools.ttLib, fontTools.pens.cu2quPen, brotli; print(fontTools.version)';
+    const check = 'import fontTools.ttLib, fontTools.pens.cu2quPen, fontTools.pens.t2CharStringPen, fontTools.fontBuilder, brotli; print(fontTools.version)';
     const { run, withScratchDir } = this.context;
     await withScratchDir(async (dir) => {
       const result = await run(PYTHON, ['-c', check], { cwd: dir, timeoutMs: 20_000, captureStdout: true });

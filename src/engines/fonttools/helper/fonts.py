@@ -4,15 +4,26 @@
     fonts.py INPUT OUTPUT TARGET     (TARGET: ttf, otf, woff or woff2)
 
 WOFF and WOFF2 are wrappers: the outlines inside stay as they are. A font with PostScript (CFF)
-outlines becomes a TrueType font by converting its cubic curves to quadratic ones (cu2qu), as
-fontTools' otf2ttf snippet does. The reverse is not offered. Exit code 3 means "this font
-cannot become that target" (the message says why), 2 "not a font fontTools can read".
+outlines becomes a TrueType font by converting its cubic curves to quadratic ones (cu2qu, within
+1 unit), as fontTools' otf2ttf snippet does. A font with TrueType outlines becomes an OTF by the
+reverse, which is exact: each quadratic segment is one cubic (control points P0 + 2/3 (P1 - P0)
+and P2 + 2/3 (P1 - P2)); only the rounding of those control points to whole units moves them, by
+half a unit at most. Exit code 3 means "this font cannot become that target" (the message says
+why), 2 "not a font fontTools can read".
 """
 import sys
 
+from fontTools.fontBuilder import FontBuilder
 from fontTools.pens.cu2quPen import Cu2QuPen
+from fontTools.pens.recordingPen import DecomposingRecordingPen
+from fontTools.pens.reverseContourPen import ReverseContourPen
+from fontTools.pens.t2CharStringPen import T2CharStringPen
 from fontTools.pens.ttGlyphPen import TTGlyphPen
 from fontTools.ttLib import TTFont, TTLibError, newTable
+
+# Tables that only TrueType outlines use: the outlines themselves, their instructions (hinting)
+# and the device metrics computed from the hinted outlines. A CFF font carries its own hints.
+TRUETYPE_ONLY_TABLES = ("glyf", "loca", "fpgm", "prep", "cvt ", "hdmx", "LTSH", "VDMX", "TSI0", "TSI1", "TSI2", "TSI3", "TSI5")
 
 
 def cff_to_truetype(font):
@@ -47,6 +58,46 @@ def cff_to_truetype(font):
     font.sfntVersion = "\x00\x01\x00\x00"
 
 
+def truetype_to_cff(font):
+    """Replaces the glyf outlines with CFF charstrings of the same geometry. Components are
+    drawn in place (CFF has no composite glyphs); contours are reversed, since TrueType's outer
+    contours run clockwise and PostScript's counter-clockwise."""
+    glyph_order = font.getGlyphOrder()
+    glyph_set = font.getGlyphSet()
+    metrics = font["hmtx"].metrics
+    charstrings = {}
+    for name in glyph_order:
+        # Components are drawn out first: reversing the glyph's contours must reverse theirs too.
+        outline = DecomposingRecordingPen(glyph_set)
+        glyph_set[name].draw(outline)
+        pen = T2CharStringPen(metrics[name][0], None)
+        outline.replay(ReverseContourPen(pen))
+        charstrings[name] = pen.getCharString()
+    names = font["name"]
+    ps_name = str(names.getDebugName(6) or "").strip() or "Converted"
+    info = {key: str(value) for key, value in (
+        ("FullName", names.getDebugName(4)), ("FamilyName", names.getDebugName(1)),
+        ("Notice", names.getDebugName(0)), ("version", names.getDebugName(5))) if value}
+    builder = FontBuilder(font=font)
+    builder.isTTF = False
+    builder.setupCFF(ps_name.replace(" ", ""), info, charstrings, {})
+    for tag in TRUETYPE_ONLY_TABLES:
+        if tag in font:
+            del font[tag]
+    maxp = font["maxp"]
+    maxp.tableVersion = 0x00005000  # CFF fonts carry only the glyph count in maxp
+    for field in list(vars(maxp)):
+        if field.startswith("max") and field != "maxp":
+            delattr(maxp, field)
+    # The glyph names live in the CFF charset: post format 3 stores none.
+    post = font["post"]
+    post.formatType = 3.0
+    for field in ("extraNames", "mapping", "glyphOrder"):
+        if hasattr(post, field):
+            delattr(post, field)
+    font.sfntVersion = "OTTO"
+
+
 def main():
     source, output, target = sys.argv[1:4]
     try:
@@ -62,8 +113,11 @@ def main():
             return 3
         cff_to_truetype(font)
     elif target == "otf" and not is_cff:
-        print("this font has TrueType outlines: choose ttf, woff or woff2 as the target", file=sys.stderr)
-        return 3
+        if "gvar" in font or "fvar" in font:
+            # A variable TrueType font would need CFF2 outlines with their own variation data.
+            print("variable TrueType fonts cannot be converted to OTF here: choose ttf, woff or woff2", file=sys.stderr)
+            return 3
+        truetype_to_cff(font)
     font.flavor = target if target in ("woff", "woff2") else None
     font.save(output)
     return 0
