@@ -1,8 +1,12 @@
 #!/usr/bin/python3
 """Reads a data file with Python's standard library (and PyYAML), independently of the npm
-libraries convertd uses, and prints its records as JSON: a list of flat objects with text values.
+libraries convertd uses, and prints its records as JSON: a list of flat objects with text values,
+or with --typed, each value as the format types it (numbers, booleans and text in json, ndjson,
+yaml and toml; number, boolean and text cells in xlsx and ods; text only in csv, tsv and xml).
 
-    read_data.py FILE FORMAT
+    read_data.py FILE FORMAT [--typed]
+
+TSV is read as IANA text/tab-separated-values: no quoting, a quote is a plain character.
 """
 import csv
 import io
@@ -22,14 +26,20 @@ def table_records(rows):
     return [dict(zip(header, row + [""] * (len(header) - len(row)))) for row in body]
 
 
-def xlsx_rows(path):
+def number(text):
+    value = float(text)
+    return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
+
+
+def xlsx_rows(path, typed=False):
     with zipfile.ZipFile(path) as book:
         shared = []
         if "xl/sharedStrings.xml" in book.namelist():
             for item in ET.fromstring(book.read("xl/sharedStrings.xml")).findall("m:si", NS):
                 shared.append("".join(t.text or "" for t in item.iter("{%s}t" % NS["m"])))
         sheet = ET.fromstring(book.read("xl/worksheets/sheet1.xml"))
-        if sheet.find(".//m:f", NS) is not None:
+        # Calc writes a boolean as =TRUE() or =FALSE() (it has no boolean type); any other formula is refused.
+        if any((f.text or "").strip() not in ("TRUE()", "FALSE()") for f in sheet.iterfind(".//m:f", NS)):
             raise SystemExit("the sheet holds a formula")
         rows = []
         for row in sheet.findall(".//m:row", NS):
@@ -41,6 +51,10 @@ def xlsx_rows(path):
                     values.append(shared[int(value.text)])
                 elif kind == "inlineStr":
                     values.append(inline.text or "")
+                elif typed and kind == "b":
+                    values.append(value.text == "1")
+                elif typed and kind in (None, "n") and value is not None:
+                    values.append(number(value.text))
                 else:
                     values.append(value.text if value is not None else "")
             rows.append(values)
@@ -54,7 +68,7 @@ ODS = {
 }
 
 
-def ods_rows(path):
+def ods_rows(path, typed=False):
     with zipfile.ZipFile(path) as book:
         if book.read("mimetype") != b"application/vnd.oasis.opendocument.spreadsheet":
             raise SystemExit("not an ODS mimetype")
@@ -66,6 +80,11 @@ def ods_rows(path):
         for cell in row.findall("table:table-cell", ODS):
             repeat = int(cell.get("{%s}number-columns-repeated" % ODS["table"], "1"))
             text = "\n".join("".join(p.itertext()) for p in cell.findall("text:p", ODS))
+            kind = cell.get("{%s}value-type" % ODS["office"])
+            if typed and kind in ("float", "percentage", "currency"):
+                text = number(cell.get("{%s}value" % ODS["office"]))
+            elif typed and kind == "boolean":
+                text = cell.get("{%s}boolean-value" % ODS["office"]) == "true"
             values.extend([text] * min(repeat, 1000))
         while values and values[-1] == "":
             values.pop()
@@ -98,14 +117,18 @@ def element(node):
 
 def main():
     path, fmt = sys.argv[1], sys.argv[2]
+    typed = "--typed" in sys.argv[3:]
     text = None if fmt in ("xlsx", "ods") else open(path, encoding="utf-8-sig").read()
     if fmt in ("csv", "tsv"):
-        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if fmt == "tsv" else ","))
+        if fmt == "tsv":
+            rows = list(csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
+        else:
+            rows = list(csv.reader(io.StringIO(text)))
         records = table_records(rows)
     elif fmt == "xlsx":
-        records = table_records(xlsx_rows(path))
+        records = table_records(xlsx_rows(path, typed))
     elif fmt == "ods":
-        records = table_records(ods_rows(path))
+        records = table_records(ods_rows(path, typed))
     elif fmt == "json":
         records = unwrap(json.loads(text))
     elif fmt == "ndjson":
@@ -119,7 +142,8 @@ def main():
         records = unwrap({root.tag: element(root)})
     else:
         raise SystemExit(f"unknown format {fmt}")
-    flat = [{str(k): str(v) for k, v in record.items()} if isinstance(record, dict) else {"value": str(record)} for record in records]
+    value = (lambda v: v) if typed else str
+    flat = [{str(k): value(v) for k, v in record.items()} if isinstance(record, dict) else {"value": value(record)} for record in records]
     print(json.dumps(flat, ensure_ascii=False))
 
 

@@ -176,6 +176,17 @@ async function readTable(file: string, format: string): Promise<Row[]> {
   }
 }
 
+const XML_PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/** &lt; &gt; &amp; &quot; &apos;, &#NN; and &#xNN; as the characters they stand for; any other entity stays as written. */
+function decodeXmlText(text: string): string {
+  return text.replace(/&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);/g, (whole, name: string) => {
+    if (name[0] !== '#') return XML_PREDEFINED[name]!;
+    const code = name[1] === 'x' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
+    return code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) && code !== 0 ? String.fromCodePoint(code) : whole;
+  });
+}
+
 async function readTree(file: string, format: string): Promise<Json> {
   const text = await readText(file);
   try {
@@ -190,9 +201,13 @@ async function readTree(file: string, format: string): Promise<Json> {
       }
       case 'toml': return parseToml(text) as unknown as Json;
       case 'xml': {
+        // Entities a DOCTYPE declares are never expanded (billion laughs, external files); the
+        // five XML predefines and character references are plain text and are decoded here.
         const parser = new XMLParser({
           ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: false, parseTagValue: false,
           ignoreDeclaration: true, ignorePiTags: true,
+          tagValueProcessor: (_name, value) => decodeXmlText(value),
+          attributeValueProcessor: (_name, value) => decodeXmlText(value),
         });
         return parser.parse(text, true) as Json;
       }
@@ -267,6 +282,16 @@ function defuse(value: unknown): unknown {
   return value;
 }
 
+/**
+ * A value as CSV or TSV text: true and false as words (csv-stringify would write 1 and an empty
+ * cell, which reads back as no value at all), nested values as JSON.
+ */
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
 async function writeTable(file: string, format: string, rows: Row[]): Promise<void> {
   if (format === 'ods') return writeOds(file, rows);
   if (format === 'xlsx') {
@@ -281,8 +306,14 @@ async function writeTable(file: string, format: string, rows: Row[]): Promise<vo
     await book.commit();
     return;
   }
-  const safe = rows.map((row) => row.map((value) => defuse(value === null || value === undefined ? '' : value)));
-  await fs.writeFile(file, stringifyCsv(safe, { delimiter: format === 'tsv' ? '\t' : ',', quoted_match: format === 'tsv' ? undefined : /[",\n\r]/ }));
+  const safe = rows.map((row) => row.map((value) => defuse(cellText(value))));
+  if (format === 'tsv') {
+    // TSV (IANA text/tab-separated-values) has no quoting: a quote is a plain character, as the
+    // reader above takes it, and a tab or line break cannot be inside a value: each becomes a space.
+    await fs.writeFile(file, safe.map((row) => row.map((cell) => String(cell).replace(/[\t\r\n]/g, ' ')).join('\t')).join('\n') + '\n');
+    return;
+  }
+  await fs.writeFile(file, stringifyCsv(safe, { quoted_match: /[",\n\r]/ }));
 }
 
 /** TOML has no null and needs a table at the root. */
