@@ -8,6 +8,8 @@
 // - Records to a table: the root array (ndjson: the lines; an object whose only value is an
 //   array: that array; any other object: one record); nested objects become dotted columns
 //   (address.city), arrays indexed ones (tags.0); the columns are every key, in order of appearance.
+//   A tree-shaped document (over 1,024 such columns, or records sharing few keys: treeToRows) is
+//   a listing instead, one row per value: path (statuses.0.user.name), value.
 // - Trees (json, yaml, toml, xml) to each other: the same structure. TOML needs a table at the
 //   root (an array is wrapped as {items = [...]}) and has no null (such keys are left out). XML
 //   attributes are "@_name" keys, text beside elements "#text"; a root that is not a single
@@ -259,8 +261,24 @@ function recordsOf(tree: Json): Json[] {
   return Array.isArray(tree) ? tree : [tree];
 }
 
-/** Records (any tree) to table rows with a header. */
-function treeToRows(tree: Json): Row[] {
+/**
+ * When a tree is a table. Flattened (dotted columns), record-shaped data gives a table people
+ * read; tree-shaped data (an API response, a configuration, a schema) gives one that is all width
+ * or all holes: the twitter search result of the corpus flattens into 12,346 columns of a single
+ * row. Such a tree becomes a listing instead, one row per value: (path, value). The rule:
+ * - more than MAX_TABLE_COLUMNS columns: 1,024, the widest sheet every LibreOffice release opens
+ *   (Calc had 1,024 columns until 7.4), far past any table read on a screen or a page; or
+ * - several records filling less than MIN_TABLE_FILL of the table's cells: the records share few
+ *   keys (arrays of objects with different keys), and the table would be mostly empty cells.
+ */
+const MAX_TABLE_COLUMNS = 1024;
+const MIN_TABLE_FILL = 1 / 3;
+
+/** A listing's header row. */
+const LISTING_HEADER = ['path', 'value'] as const;
+
+/** Records (any tree) to table rows with a header, or a (path, value) listing for a tree-shaped one (see above). */
+function treeToRows(tree: Json): { rows: Row[]; listing: boolean } {
   const records = recordsOf(tree);
   const flat = records.map((record) => {
     const out: Record<string, unknown> = {};
@@ -269,8 +287,19 @@ function treeToRows(tree: Json): Row[] {
   });
   const columns: string[] = [];
   const seen = new Set<string>();
-  for (const record of flat) for (const key of Object.keys(record)) if (!seen.has(key)) { seen.add(key); columns.push(key); }
-  return [columns, ...flat.map((record) => columns.map((column) => record[column] ?? ''))];
+  let filled = 0;
+  for (const record of flat) {
+    const keys = Object.keys(record);
+    filled += keys.length;
+    for (const key of keys) if (!seen.has(key)) { seen.add(key); columns.push(key); }
+  }
+  const fill = filled / Math.max(1, flat.length * columns.length);
+  if (columns.length > MAX_TABLE_COLUMNS || (flat.length > 1 && fill < MIN_TABLE_FILL)) {
+    const paths: Record<string, unknown> = {};
+    flatten(tree, '', paths);
+    return { rows: [[...LISTING_HEADER], ...Object.entries(paths)], listing: true };
+  }
+  return { rows: [columns, ...flat.map((record) => columns.map((column) => record[column] ?? ''))], listing: false };
 }
 
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
@@ -292,13 +321,23 @@ function cellText(value: unknown): string {
   return String(value);
 }
 
-async function writeTable(file: string, format: string, rows: Row[]): Promise<void> {
+/**
+ * A listing's columns in xlsx, in characters: together about the printable width of an A4 or
+ * Letter page, so that LibreOffice prints (pdf, images) both columns side by side, long paths
+ * and values wrapped in their cells rather than cut off.
+ */
+const LISTING_WIDTHS = [36, 54];
+
+async function writeTable(file: string, format: string, rows: Row[], listing = false): Promise<void> {
   if (format === 'ods') return writeOds(file, rows);
   if (format === 'xlsx') {
     // The streaming writer keeps memory flat for hundreds of thousands of rows. Plain values
     // only: a string starting with "=" stays text in xlsx, never a formula.
-    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useStyles: false, useSharedStrings: false });
+    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useStyles: listing, useSharedStrings: false });
     const sheet = book.addWorksheet('Sheet1');
+    if (listing) {
+      sheet.columns = LISTING_WIDTHS.map((width) => ({ width, style: { alignment: { wrapText: true, vertical: 'top' } } }));
+    }
     for (const row of rows) {
       sheet.addRow(row.map((value) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : value))).commit();
     }
@@ -383,7 +422,10 @@ async function convertData({ input, output, from, to }: DataRequest): Promise<vo
   try {
     if (TABLES.has(from) && TABLES.has(to)) await writeTable(output, to, await readTable(input, from));
     else if (TABLES.has(from)) await writeTree(output, to, rowsToRecords(await readTable(input, from)));
-    else if (TABLES.has(to)) await writeTable(output, to, treeToRows(await readTree(input, from)));
+    else if (TABLES.has(to)) {
+      const { rows, listing } = treeToRows(await readTree(input, from));
+      await writeTable(output, to, rows, listing);
+    }
     else await writeTree(output, to, await readTree(input, from));
   } catch (error) {
     if (error instanceof InputError) throw new ConvertdError('corrupt_input', `The file could not be read: ${error.message}.`);
