@@ -54,19 +54,21 @@ function asArray<T>(value: T | T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-/** All text inside an ODS text element: text:p, text:span, text:s (spaces), text:line-break. */
+/**
+ * The text of one text:p, given as its raw inner XML (the parser stops there: parsed, its text and
+ * its spans would come apart, the spans' words moved after the rest), in document order:
+ * text:s is spaces, text:tab a tab, text:line-break a line break; other elements (spans, links)
+ * give their text.
+ */
 function odsText(node: unknown): string {
   if (node === undefined || node === null) return '';
-  if (typeof node !== 'object') return String(node);
-  if (Array.isArray(node)) return node.map(odsText).join('\n');
-  let text = '';
-  for (const [key, value] of Object.entries(node as OdsNode)) {
-    if (key === '#text') text += String(value);
-    else if (key === 'text:s') text += ' '.repeat(Number((value as OdsNode)?.['@_text:c'] ?? 1) || 1);
-    else if (key === 'text:line-break') text += '\n';
-    else if (!key.startsWith('@_')) text += asArray(value).map(odsText).join('');
-  }
-  return text;
+  const raw = typeof node === 'object' ? String((node as OdsNode)['#text'] ?? '') : String(node);
+  const text = raw
+    .replace(/<text:s(?:\s+text:c="(\d+)")?\s*\/>/g, (_whole, count?: string) => ' '.repeat(Math.min(Number(count ?? 1) || 1, 1000)))
+    .replace(/<text:tab\s*\/>/g, '\t')
+    .replace(/<text:line-break\s*\/>/g, '\n')
+    .replace(/<[^>]*>/g, '');
+  return decodeXmlText(text);
 }
 
 function odsCell(cell: OdsNode): unknown {
@@ -92,7 +94,7 @@ async function readOds(file: string): Promise<Row[]> {
   }
   if (!content) throw new InputError('not a readable ODS file (no content.xml)');
   const parser = new XMLParser({
-    ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: true, parseTagValue: false, trimValues: false,
+    ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: true, parseTagValue: false, trimValues: false, stopNodes: ['*.text:p'],
     isArray: (name) => ['table:table', 'table:table-row', 'table:table-cell', 'table:covered-table-cell', 'text:p', 'table:table-row-group', 'table:table-header-rows'].includes(name),
   });
   const doc = parser.parse(new TextDecoder().decode(content)) as OdsNode;
