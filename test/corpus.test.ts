@@ -1,5 +1,7 @@
 // Real-world files from ../shared/corpus (public projects' sample files) through the service:
-// images, drawings, audio, video and fonts.
+// images, drawings, audio, video, fonts, archives and data. Archive outputs must list the source's
+// members, data outputs hold the source's records (both read with Python), and an API response in
+// JSON must reach a PDF as a listing of its values.
 // Skipped when the corpus is absent (a fresh clone has no ../shared). Valid images must convert;
 // files from corrupt/ must end in a documented error, never a crash or a hang.
 import assert from 'node:assert/strict';
@@ -21,8 +23,14 @@ const TARGETS: Record<string, string> = {
   zip: '7z', '7z': 'zip', 'tar.gz': 'zip',
   csv: 'json', json: 'yaml', yaml: 'json', xml: 'json', xlsx: 'csv', ods: 'csv',
 };
-/** Outputs checked by parsing them with Python (test/helpers/read_data.py) rather than by type. */
-const PARSED = new Set(['json', 'yaml', 'csv']);
+/**
+ * Data families: the output must hold the source's records, both read by Python
+ * (test/helpers/read_data.py, values as text).
+ */
+const DATA = new Set(['csv', 'json', 'yaml', 'xml', 'xlsx', 'ods']);
+/** Archive families: the output must list the source's members (test/helpers/list_archive.py: names, directories, sizes, SHA-256). */
+const ARCHIVES = new Set(['zip', '7z', 'tar.gz']);
+const python = (script: string, ...args: string[]) => execFileSync('/usr/bin/python3', [path.resolve('test/helpers', script), ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 const FAMILIES = Object.keys(TARGETS);
 const MIME: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp3: 'audio/mpeg', ogg: 'audio/ogg', mp4: 'video/mp4', webm: 'video/webm',
@@ -91,8 +99,14 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
           assertFontKept(fontFacts(file), fontFacts(result), `${path.basename(file)} → ${target}`);
           assertFontValid(result, `${path.basename(file)} → ${target}`);
         }
-        if (PARSED.has(target)) {
-          execFileSync('/usr/bin/python3', [path.resolve('test/helpers/read_data.py'), result, target], { stdio: ['ignore', 'pipe', 'pipe'] });
+        if (DATA.has(family)) {
+          // A record's values as text (csv holds nothing else: true is "true", 36 is "36"), nested
+          // values as they are; a source workbook's formulas are read as their cached results.
+          const records = (...args: string[]) => (JSON.parse(python('read_data.py', ...args, '--typed')) as Array<Record<string, unknown>>)
+            .map((record) => Object.fromEntries(Object.entries(record).map(([key, value]) => [key, typeof value === 'object' && value !== null ? value : String(value)])));
+          assert.deepEqual(records(result, target), records(file, family, '--formulas'), 'the same records as the source');
+        } else if (ARCHIVES.has(family)) {
+          assert.deepEqual(JSON.parse(python('list_archive.py', result, target)), JSON.parse(python('list_archive.py', file, family)), 'the same members as the source');
         } else {
           assert.equal(fileMime(result), MIME[target]);
         }
@@ -127,6 +141,21 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
       }
     });
   }
+
+  test('json/nativejson-twitter.json (an API response, 12,346 values) → pdf: a listing holding its values', { skip: fs.existsSync(path.join(CORPUS, 'json/nativejson-twitter.json')) ? false : 'not in this corpus' }, async () => {
+    const source = path.join(CORPUS, 'json/nativejson-twitter.json');
+    const response = await submit(server.url, fs.readFileSync(source), 'nativejson-twitter.json', 'pdf');
+    assert.equal(response.status, 200, await response.clone().text());
+    const { final } = await waitForJob(server.url, ((await response.json()) as SubmitAnswer).job_id, { timeoutMs: 180_000 });
+    assert.equal(final.status, 'done', JSON.stringify(final.error));
+    const pdf = await writeTemp((await download(server.url, final.download_url!)).bytes, 'twitter.pdf');
+    const words = new Set(execFileSync('pdftotext', [pdf, '-'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }).split(/\s+/));
+    // Every screen name and every id_str (text: the numeric ids pass through a double, see README).
+    const tree = JSON.parse(fs.readFileSync(source, 'utf8')) as { statuses: Array<{ id_str: string; user: { screen_name: string } }> };
+    const expected = tree.statuses.flatMap((status) => [status.id_str, status.user.screen_name]);
+    assert.equal(expected.length, 200);
+    assert.deepEqual(expected.filter((word) => !words.has(word)), [], 'values missing from the PDF');
+  });
 
   for (const file of files('corrupt').filter((f) => /\.(png|jpe?g|gif|webp|tiff?|avif)$/i.test(f))) {
     test(`corrupt/${path.basename(file)} ends in a documented error or converts what is readable`, async () => {

@@ -1,22 +1,37 @@
 // Archives: zip, tar, tar.gz, tar.bz2, tar.xz and 7z, each to each, without ever unpacking to
-// disk. A sandboxed bsdtar reads the upload and writes its entries as one tar stream
-// (`bsdtar -cf - @input`); this module walks that stream entry by entry and passes on only
-// regular files and directories whose names stay inside the archive, counting the bytes that
-// really flow (lying size headers, zip bombs and entry floods stop at the caps while streaming);
-// a second sandboxed bsdtar writes what passed in the target format (`bsdtar -cf output @-`).
+// disk. A sandboxed reader turns the upload into a sequence of entries; this module checks them
+// one by one and passes on only regular files and directories whose names stay inside the
+// archive, counting the bytes that really flow (lying size headers, zip bombs and entry floods
+// stop at the caps while streaming); a second sandboxed bsdtar writes what passed in the target
+// format (`bsdtar -cf output @-`).
+//
+// The reader is bsdtar (`bsdtar -cf - @input`: one tar stream). libarchive 3.6, Debian 12's, lacks
+// some methods 7-Zip writes: Deflate64 in a 7z archive fails there with "bsdtar: (null)"
+// (libarchive reads Deflate64 only in zip). When bsdtar cannot read a 7z or a zip, 7-Zip (Debian's
+// `7zip`, 7zz, the maintained 7-Zip 22+; p7zip is abandoned since 16.02) reads it instead: `7zz l`
+// lists the members, each checked before one byte is extracted, then `7zz x -so` streams the
+// files' contents back to back, which this module cuts at the listed sizes and checks against
+// the listed CRC-32s (a lying listing, a member missing or out of order fails the check). A
+// method neither tool has is unsupported_format, naming the method: the file is not damaged.
+//
 // Nested archives are just files: never opened. Links, devices and fifos are refused, since a
 // later unpacking by the user would follow them (docs/security.md#archives). Nothing ever waits for a
-// password: stdin is our own stream, and an encrypted archive fails at once.
+// password: stdin is our own stream (bsdtar) or closed with an empty password given (7zz), and an
+// encrypted archive fails at once.
 import path from 'node:path';
-import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { crc32 } from 'node:zlib';
 import tar from 'tar-stream';
 import { ConvertdError } from '../../errors.ts';
-import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunOptions, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const BSDTAR = '/usr/bin/bsdtar';
+const SEVEN_ZIP = '/usr/bin/7zz';
+/** Formats 7-Zip reads where bsdtar cannot (see the top). */
+const SEVEN_ZIP_READS = new Set(['7z', 'zip']);
 const FORMATS = ['zip', '7z', 'tar', 'tar.gz', 'tar.bz2', 'tar.xz'];
 /** bsdtar's options to write each format. */
 const WRITE_OPTIONS: Record<string, string[]> = {
@@ -69,10 +84,214 @@ class ByteCounter extends Transform {
   }
 }
 
+/** bsdtar could not read the upload: the answer to give, unless 7-Zip reads it (see the top). */
+class ReaderFailed extends Error {
+  readonly answer: ConvertdError;
+
+  constructor(answer: ConvertdError) {
+    super(answer.message);
+    this.answer = answer;
+  }
+}
+
+const ENCRYPTED = () => new ConvertdError('encrypted_input', 'The archive is encrypted: remove the password and upload it again.');
+
 function readFailure(result: RunResult): ConvertdError {
   const detail = lastErrorLine(result.stderr);
-  if (/encrypt|passphrase|password/i.test(result.stderr)) return new ConvertdError('encrypted_input', 'The archive is encrypted: remove the password and upload it again.');
+  if (/encrypt|passphrase|password/i.test(result.stderr)) return ENCRYPTED();
   return new ConvertdError('corrupt_input', `The archive could not be read${detail ? ` (${detail})` : ''}: it may be damaged or truncated.`);
+}
+
+/** One member as `7zz l -slt` describes it. */
+interface ListedMember {
+  path: string;
+  size: number;
+  directory: boolean;
+  /** The Unix type letter of its mode (-, d, l, c, b, p, s), when the archive stored one. */
+  unixType?: string;
+  link: boolean;
+  encrypted: boolean;
+  crc?: number;
+  method: string;
+  mtime?: Date;
+}
+
+/** "2024-05-01 10:30:00.1234567" (7-Zip prints UTC in the sandbox, which sets no TZ). */
+function listedTime(text: string): Date | undefined {
+  const time = new Date(`${text.trim().replace(' ', 'T').slice(0, 23)}Z`);
+  return Number.isNaN(time.getTime()) ? undefined : time;
+}
+
+/** Reads `7zz l -slt -ba` line by line: a block of "Key = value" lines per member, "Path" first. */
+class SevenZipListing {
+  readonly members: ListedMember[] = [];
+  private readonly onMember: (member: ListedMember) => void;
+  private current: ListedMember | undefined;
+
+  constructor(onMember: (member: ListedMember) => void) {
+    this.onMember = onMember;
+  }
+
+  line(line: string): void {
+    const at = line.indexOf(' = ');
+    if (at < 0) return;
+    const key = line.slice(0, at);
+    const value = line.slice(at + 3);
+    if (key === 'Path') {
+      this.end();
+      this.current = { path: value, size: 0, directory: false, link: false, encrypted: false, method: '' };
+      return;
+    }
+    const member = this.current;
+    if (!member) return;
+    switch (key) {
+      case 'Size': member.size = Number(value) || 0; break;
+      case 'Folder': member.directory ||= value === '+'; break;
+      case 'Attributes': {
+        // "D drwxr-xr-x", "A -rw-r--r--", " -rw-r--r--" or just "A" (DOS attributes, then a Unix mode).
+        const [dos = '', mode] = value.split(' ').filter((part, index) => index === 0 || part !== '');
+        if (dos.includes('D')) member.directory = true;
+        if (mode && /^[-dlcbps]/.test(mode)) member.unixType = mode[0];
+        break;
+      }
+      case 'Symbolic Link': case 'Hard Link': member.link ||= value !== ''; break;
+      case 'Encrypted': member.encrypted = value === '+'; break;
+      case 'CRC': member.crc = /^[0-9A-F]{8}$/i.test(value) ? Number.parseInt(value, 16) : undefined; break;
+      case 'Method': member.method = value; break;
+      case 'Modified': member.mtime = listedTime(value); break;
+    }
+  }
+
+  end(): void {
+    if (this.current) {
+      this.members.push(this.current);
+      this.onMember(this.current);
+    }
+    this.current = undefined;
+  }
+}
+
+/**
+ * A 7-Zip failure in words: an encrypted member, a method it does not have (unsupported_format,
+ * naming the method from the listing), or damage.
+ */
+function sevenZipFailure(stderr: string, members: readonly ListedMember[], fallback: ConvertdError | undefined): ConvertdError {
+  if (/wrong password|encrypted/i.test(stderr)) return ENCRYPTED();
+  if (/unsupported method/i.test(stderr)) {
+    const methods = [...new Set(members.map((m) => m.method).filter(Boolean))];
+    return new ConvertdError('unsupported_format', `The archive is compressed with a method this service cannot read${methods.length ? ` (${methods.join(', ')})` : ''}: repack it with a common method (Deflate, LZMA2) and upload it again.`);
+  }
+  const detail = lastErrorLine(stderr);
+  return fallback ?? new ConvertdError('corrupt_input', `The archive could not be read${detail ? ` (7-Zip: ${detail})` : ''}: it may be damaged or truncated.`);
+}
+
+/** Reads exact runs of bytes from a stream, keeping what a chunk holds past the run. */
+class ExactReader {
+  private readonly chunks: AsyncIterator<Buffer>;
+  private leftover: Buffer = Buffer.alloc(0);
+
+  constructor(source: Readable) {
+    this.chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  }
+
+  /** The next `size` bytes, in slices; fewer when the stream ends first. */
+  async *take(size: number): AsyncGenerator<Buffer> {
+    let remaining = size;
+    while (remaining > 0) {
+      if (this.leftover.length === 0) {
+        const next = await this.chunks.next();
+        if (next.done) return;
+        this.leftover = next.value;
+      }
+      const slice = this.leftover.subarray(0, remaining);
+      this.leftover = this.leftover.subarray(slice.length);
+      remaining -= slice.length;
+      yield slice;
+    }
+  }
+
+  /** Whether any byte is left. */
+  async more(): Promise<boolean> {
+    if (this.leftover.length > 0) return true;
+    const next = await this.chunks.next();
+    if (next.done) return false;
+    this.leftover = next.value;
+    return true;
+  }
+}
+
+/**
+ * One repacking: the checks every member passes, whoever reads it, and the tar stream that the
+ * writing bsdtar reads.
+ */
+class Repack {
+  readonly pack = tar.pack();
+  readonly abort = new AbortController();
+  private entries = 0;
+  private expanded = 0;
+  private readonly inputBytes: number;
+  private readonly onProgress: (fraction: number) => void;
+
+  constructor(inputBytes: number, onProgress: (fraction: number) => void) {
+    this.inputBytes = inputBytes;
+    this.onProgress = onProgress;
+  }
+
+  stop(error: ConvertdError): void {
+    if (!this.abort.signal.aborted) this.abort.abort(error);
+  }
+
+  /**
+   * A cap records its reason the moment it trips: tearing the streams down afterwards makes the
+   * tar parser fail too, and the first reason is the one the user gets.
+   */
+  refuse(error: ConvertdError): never {
+    this.stop(error);
+    throw error;
+  }
+
+  /** Bytes that really flowed out of the reader. */
+  count(bytes: number): void {
+    this.expanded += bytes;
+    this.checkExpansion(this.expanded);
+    this.onProgress(Math.min(0.95, this.expanded / Math.max(1, this.inputBytes * 3)));
+  }
+
+  checkExpansion(bytes: number): void {
+    if (bytes > ARCHIVE_LIMITS.expandedBytes) this.refuse(new ConvertdError('input_too_complex', `The archive expands to more than ${ARCHIVE_LIMITS.expandedBytes / 1024 ** 3} GiB.`));
+    if (bytes > ARCHIVE_LIMITS.ratioFloorBytes && bytes > this.inputBytes * ARCHIVE_LIMITS.ratio) {
+      this.refuse(new ConvertdError('input_too_complex', `The archive expands more than ${ARCHIVE_LIMITS.ratio} times its size: it looks like a decompression bomb.`));
+    }
+  }
+
+  /** Counts a member against the entry cap and checks its name and type; the safe name, '' for the root. */
+  admit(rawName: string, type: string): string {
+    this.entries += 1;
+    if (this.entries > ARCHIVE_LIMITS.entries) this.refuse(new ConvertdError('input_too_complex', `The archive has more than ${ARCHIVE_LIMITS.entries} members.`));
+    const name = memberName(rawName);
+    if (typeof name !== 'string') this.refuse(new ConvertdError('unsafe_input', `The archive is refused: ${name.refused}.`));
+    if (type !== 'directory' && type !== 'file') {
+      this.refuse(new ConvertdError('unsafe_input', `The archive is refused: the member "${rawName}" is a ${type}, not a regular file.`));
+    }
+    return name;
+  }
+
+  directory(name: string, mtime: Date | undefined): void {
+    if (name) this.pack.entry({ name, type: 'directory', mode: 0o755, mtime });
+  }
+
+  /** A regular file whose `size` bytes come from `content`. */
+  async file(name: string, size: number, mtime: Date | undefined, content: Readable | AsyncIterable<Buffer>): Promise<void> {
+    const entry = this.pack.entry({ name, size, mode: 0o644, mtime });
+    await pipeline(content, new ByteCounter((n) => this.count(n)), entry);
+  }
+}
+
+/** A 7-Zip member's type in tar's words. */
+function sevenZipType(member: ListedMember): string {
+  if (member.link || member.unixType === 'l') return 'symlink';
+  if (member.unixType && !['-', 'd'].includes(member.unixType)) return ({ c: 'character device', b: 'block device', p: 'fifo', s: 'socket' } as Record<string, string>)[member.unixType] ?? 'special file';
+  return member.directory || member.unixType === 'd' ? 'directory' : 'file';
 }
 
 export class ArchiveEngine implements Engine {
@@ -81,6 +300,8 @@ export class ArchiveEngine implements Engine {
   readonly edges = EDGES;
   readonly reportsProgress = true;
   private readonly context: EngineContext<unknown>;
+  /** Whether 7-Zip answered the probe: without it, bsdtar's answer stands. */
+  private sevenZip = false;
 
   constructor(context: EngineContext<unknown>) {
     this.context = context;
@@ -104,79 +325,154 @@ export class ArchiveEngine implements Engine {
         if (back?.exitCode === 0 && back.stdout.trim() === 'sample.txt') working.add(format);
       }
       if (working.size < 2) throw new Error('bsdtar reads and writes none of the archive formats here');
+      if (working.has('7z')) {
+        const listed = await run(SEVEN_ZIP, ['l', '-slt', '-ba', '-p', 'probe.7z'], { cwd: dir, timeoutMs: 20_000, captureStdout: true }).catch(() => undefined);
+        this.sevenZip = listed?.exitCode === 0 && /^Path = sample\.txt$/m.test(listed.stdout);
+        if (!this.sevenZip) this.context.log.warn({ program: SEVEN_ZIP }, '7-Zip is missing or failed its probe: 7z archives that libarchive cannot read (Deflate64) are refused');
+      }
       return EDGES.filter((e) => working.has(e.from) && working.has(e.to));
     });
   }
 
   async convert(request: ConvertRequest): Promise<void> {
+    try {
+      await this.repack(request, (repack, options) => this.readWithBsdtar(request, repack, options));
+    } catch (error) {
+      if (!(error instanceof ReaderFailed)) throw error;
+      if (!this.sevenZip || !SEVEN_ZIP_READS.has(request.from) || error.answer.code !== 'corrupt_input') throw error.answer;
+      await this.repack(request, (repack, options) => this.readWith7zip(request, repack, options, error.answer));
+    }
+  }
+
+  /** Runs `read` (which feeds repack.pack) and the writing bsdtar side by side. */
+  private async repack(request: ConvertRequest, read: (repack: Repack, options: RunOptions) => Promise<void>): Promise<void> {
     const { input, output, to, workDir, limits, signal } = request;
     const { size: inputBytes } = await (await import('node:fs/promises')).stat(input);
-    const abort = new AbortController();
-    const stop = (error: ConvertdError) => {
-      if (!abort.signal.aborted) abort.abort(error);
-    };
-    const both = AbortSignal.any([signal, abort.signal]);
-
-    const fromReader = new PassThrough();
-    const extract = tar.extract();
-    const pack = tar.pack();
-    let entries = 0;
-    let expanded = 0;
-    // A cap records its reason the moment it trips: tearing the streams down afterwards makes
-    // the tar parser fail too, and the first reason is the one the user gets.
-    const refuse = (error: ConvertdError): never => {
-      stop(error);
-      throw error;
-    };
-    const count = (bytes: number) => {
-      expanded += bytes;
-      if (expanded > ARCHIVE_LIMITS.expandedBytes) refuse(new ConvertdError('input_too_complex', `The archive expands to more than ${ARCHIVE_LIMITS.expandedBytes / 1024 ** 3} GiB.`));
-      if (expanded > ARCHIVE_LIMITS.ratioFloorBytes && expanded > inputBytes * ARCHIVE_LIMITS.ratio) {
-        refuse(new ConvertdError('input_too_complex', `The archive expands more than ${ARCHIVE_LIMITS.ratio} times its size: it looks like a decompression bomb.`));
-      }
-      request.onProgress(Math.min(0.95, expanded / Math.max(1, inputBytes * 3)));
-    };
-
-    extract.on('entry', (header, stream, next) => {
-      void (async () => {
-        entries += 1;
-        if (entries > ARCHIVE_LIMITS.entries) throw new ConvertdError('input_too_complex', `The archive has more than ${ARCHIVE_LIMITS.entries} members.`);
-        const name = memberName(header.name);
-        if (typeof name !== 'string') throw new ConvertdError('unsafe_input', `The archive is refused: ${name.refused}.`);
-        if (header.type === 'directory') {
-          stream.resume();
-          if (name) pack.entry({ name, type: 'directory', mode: 0o755, mtime: header.mtime });
-          return;
-        }
-        if (header.type !== 'file' && header.type !== 'contiguous-file') {
-          throw new ConvertdError('unsafe_input', `The archive is refused: the member "${header.name}" is a ${header.type}, not a regular file.`);
-        }
-        const entry = pack.entry({ name, size: header.size, mode: 0o644, mtime: header.mtime });
-        await pipeline(stream, new ByteCounter(count), entry);
-      })().then(() => next(), (error: unknown) => {
-        stop(error instanceof ConvertdError ? error : new ConvertdError('corrupt_input', `The archive could not be read: ${String(error)}`));
-        stream.resume();
-      });
-    });
-    extract.on('finish', () => pack.finalize());
-    extract.on('error', (error) => stop(new ConvertdError('corrupt_input', `The archive could not be read: ${error.message}`)));
-    fromReader.pipe(extract);
-
+    const repack = new Repack(inputBytes, request.onProgress);
+    const both = AbortSignal.any([signal, repack.abort.signal]);
     const options = { cwd: workDir, timeoutMs: limits.timeoutMs, signal: both, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE } };
-    const [read, write] = await Promise.allSettled([
-      this.context.run(BSDTAR, ['-c', '-f', '-', '--format', 'pax', `@${path.basename(input)}`], { ...options, stdout: fromReader }),
+    const [reading, write] = await Promise.allSettled([
+      read(repack, options).catch((error: unknown) => {
+        // The writer must not wait for entries that will never come.
+        repack.pack.destroy(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }),
       this.context.run(BSDTAR, ['-c', '-f', path.basename(output), ...WRITE_OPTIONS[to]!, '@-'], {
         // tar-stream's pack is a streamx Readable, which pipes like a Node one.
-        ...options, stdin: pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+        ...options, stdin: repack.pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       }),
     ]);
-    if (abort.signal.aborted) throw abort.signal.reason;
+    if (reading.status === 'rejected' && reading.reason instanceof ReaderFailed) {
+      // The writer saw the pack torn down or finished early; the reader's failure is the news.
+      signal.throwIfAborted();
+      throw reading.reason;
+    }
+    if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
     signal.throwIfAborted();
-    if (read.status === 'rejected') throw read.reason;
-    if (read.value.exitCode !== 0) throw readFailure(read.value);
+    if (reading.status === 'rejected') throw reading.reason;
     if (write.status === 'rejected') throw write.reason;
     if (write.value.exitCode !== 0) {
       throw new ConvertdError('conversion_failed', `The ${to} archive could not be written: ${lastErrorLine(write.value.stderr)}.`);
     }
+  }
+
+  /** bsdtar turns the upload into one tar stream, walked entry by entry. */
+  private async readWithBsdtar(request: ConvertRequest, repack: Repack, options: RunOptions): Promise<void> {
+    const fromReader = new PassThrough();
+    const extract = tar.extract();
+    // Whether a member failed our checks, as opposed to the stream breaking under us.
+    let refused = false;
+    extract.on('entry', (header, stream, next) => {
+      void (async () => {
+        const type = header.type === 'contiguous-file' ? 'file' : header.type ?? 'file';
+        const name = repack.admit(header.name, type);
+        if (type === 'directory') {
+          stream.resume();
+          repack.directory(name, header.mtime);
+          return;
+        }
+        // tar-stream's entry is a streamx Readable, which pipes like a Node one.
+        await repack.file(name, header.size ?? 0, header.mtime, stream as unknown as Readable);
+      })().then(() => next(), (error: unknown) => {
+        refused = error instanceof ConvertdError;
+        repack.stop(error instanceof ConvertdError ? error : new ConvertdError('corrupt_input', `The archive could not be read: ${String(error)}`));
+        stream.resume();
+      });
+    });
+    extract.on('finish', () => repack.pack.finalize());
+    extract.on('error', (error) => repack.stop(new ConvertdError('corrupt_input', `The archive could not be read: ${error.message}`)));
+    fromReader.pipe(extract);
+
+    const result = await this.context.run(BSDTAR, ['-c', '-f', '-', '--format', 'pax', `@${path.basename(request.input)}`], { ...options, stdout: fromReader });
+    if (result.exitCode !== 0 && !refused) {
+      // A broken tar stream is only the echo of bsdtar's failure: its own words say more.
+      const reason = repack.abort.signal.reason as ConvertdError | undefined;
+      if (!reason || reason.code === 'corrupt_input') throw new ReaderFailed(readFailure(result));
+    }
+  }
+
+  /**
+   * 7-Zip lists the members (each is checked, and the declared sizes against the caps, before
+   * anything is extracted), then streams their contents, cut here at the listed sizes.
+   */
+  private async readWith7zip(request: ConvertRequest, repack: Repack, options: RunOptions, bsdtarAnswer: ConvertdError): Promise<void> {
+    const archive = path.basename(request.input);
+    const names = new Map<ListedMember, string>();
+    let declared = 0;
+    let encrypted = false;
+    const listing = new SevenZipListing((member) => {
+      try {
+        names.set(member, repack.admit(member.path, sevenZipType(member)));
+        declared += member.size;
+        repack.checkExpansion(declared);
+        encrypted ||= member.encrypted;
+      } catch {
+        // admit() recorded the reason and aborted the listing.
+      }
+    });
+    // `-p` with no password: 7-Zip never prompts for one.
+    const listed = await this.context.run(SEVEN_ZIP, ['l', '-slt', '-ba', '-p', '--', archive], { ...options, onStdoutLine: (line) => listing.line(line) });
+    listing.end();
+    if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
+    if (listed.exitCode !== 0) throw sevenZipFailure(listed.stderr, listing.members, bsdtarAnswer);
+    if (encrypted) throw ENCRYPTED();
+
+    const contents = new PassThrough();
+    const extracting = this.context.run(SEVEN_ZIP, ['x', '-so', '-p', '-bd', '--', archive], { ...options, stdout: contents });
+    const feeding = (async () => {
+      const reader = new ExactReader(contents);
+      for (const member of listing.members) {
+        const name = names.get(member)!;
+        if (sevenZipType(member) === 'directory') {
+          repack.directory(name, member.mtime);
+          continue;
+        }
+        let crc = 0;
+        let received = 0;
+        const slices = async function* () {
+          for await (const slice of reader.take(member.size)) {
+            crc = crc32(slice, crc);
+            received += slice.length;
+            yield slice;
+          }
+          if (received < member.size) throw new ConvertdError('corrupt_input', `The archive could not be read: 7-Zip gave ${received} of the ${member.size} bytes of "${member.path}".`);
+        };
+        await repack.file(name, member.size, member.mtime, Readable.from(slices()));
+        if (member.crc !== undefined && member.size > 0 && crc >>> 0 !== member.crc) {
+          repack.refuse(new ConvertdError('corrupt_input', `The archive could not be read: "${member.path}" does not match its checksum.`));
+        }
+      }
+      if (await reader.more()) repack.refuse(new ConvertdError('corrupt_input', 'The archive could not be read: 7-Zip gave more bytes than its listing declares.'));
+      repack.pack.finalize();
+    })();
+    const [extracted, fed] = await Promise.allSettled([extracting, feeding]);
+    if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
+    if (extracted.status === 'rejected') throw extracted.reason;
+    if (extracted.value.exitCode !== 0) {
+      const failure = sevenZipFailure(extracted.value.stderr, listing.members, undefined);
+      repack.stop(failure);
+      throw failure;
+    }
+    if (fed.status === 'rejected') throw fed.reason;
   }
 }

@@ -8,6 +8,8 @@
 // - Records to a table: the root array (ndjson: the lines; an object whose only value is an
 //   array: that array; any other object: one record); nested objects become dotted columns
 //   (address.city), arrays indexed ones (tags.0); the columns are every key, in order of appearance.
+//   A tree-shaped document (over 1,024 such columns, or records sharing few keys: treeToRows) is
+//   a listing instead, one row per value: path (statuses.0.user.name), value.
 // - Trees (json, yaml, toml, xml) to each other: the same structure. TOML needs a table at the
 //   root (an array is wrapped as {items = [...]}) and has no null (such keys are left out). XML
 //   attributes are "@_name" keys, text beside elements "#text"; a root that is not a single
@@ -52,19 +54,21 @@ function asArray<T>(value: T | T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-/** All text inside an ODS text element: text:p, text:span, text:s (spaces), text:line-break. */
+/**
+ * The text of one text:p, given as its raw inner XML (the parser stops there: parsed, its text and
+ * its spans would come apart, the spans' words moved after the rest), in document order:
+ * text:s is spaces, text:tab a tab, text:line-break a line break; other elements (spans, links)
+ * give their text.
+ */
 function odsText(node: unknown): string {
   if (node === undefined || node === null) return '';
-  if (typeof node !== 'object') return String(node);
-  if (Array.isArray(node)) return node.map(odsText).join('\n');
-  let text = '';
-  for (const [key, value] of Object.entries(node as OdsNode)) {
-    if (key === '#text') text += String(value);
-    else if (key === 'text:s') text += ' '.repeat(Number((value as OdsNode)?.['@_text:c'] ?? 1) || 1);
-    else if (key === 'text:line-break') text += '\n';
-    else if (!key.startsWith('@_')) text += asArray(value).map(odsText).join('');
-  }
-  return text;
+  const raw = typeof node === 'object' ? String((node as OdsNode)['#text'] ?? '') : String(node);
+  const text = raw
+    .replace(/<text:s(?:\s+text:c="(\d+)")?\s*\/>/g, (_whole, count?: string) => ' '.repeat(Math.min(Number(count ?? 1) || 1, 1000)))
+    .replace(/<text:tab\s*\/>/g, '\t')
+    .replace(/<text:line-break\s*\/>/g, '\n')
+    .replace(/<[^>]*>/g, '');
+  return decodeXmlText(text);
 }
 
 function odsCell(cell: OdsNode): unknown {
@@ -90,7 +94,7 @@ async function readOds(file: string): Promise<Row[]> {
   }
   if (!content) throw new InputError('not a readable ODS file (no content.xml)');
   const parser = new XMLParser({
-    ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: true, parseTagValue: false, trimValues: false,
+    ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: true, parseTagValue: false, trimValues: false, stopNodes: ['*.text:p'],
     isArray: (name) => ['table:table', 'table:table-row', 'table:table-cell', 'table:covered-table-cell', 'text:p', 'table:table-row-group', 'table:table-header-rows'].includes(name),
   });
   const doc = parser.parse(new TextDecoder().decode(content)) as OdsNode;
@@ -176,6 +180,17 @@ async function readTable(file: string, format: string): Promise<Row[]> {
   }
 }
 
+const XML_PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/** &lt; &gt; &amp; &quot; &apos;, &#NN; and &#xNN; as the characters they stand for; any other entity stays as written. */
+function decodeXmlText(text: string): string {
+  return text.replace(/&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);/g, (whole, name: string) => {
+    if (name[0] !== '#') return XML_PREDEFINED[name]!;
+    const code = name[1] === 'x' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
+    return code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) && code !== 0 ? String.fromCodePoint(code) : whole;
+  });
+}
+
 async function readTree(file: string, format: string): Promise<Json> {
   const text = await readText(file);
   try {
@@ -190,9 +205,13 @@ async function readTree(file: string, format: string): Promise<Json> {
       }
       case 'toml': return parseToml(text) as unknown as Json;
       case 'xml': {
+        // Entities a DOCTYPE declares are never expanded (billion laughs, external files); the
+        // five XML predefines and character references are plain text and are decoded here.
         const parser = new XMLParser({
           ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: false, parseTagValue: false,
           ignoreDeclaration: true, ignorePiTags: true,
+          tagValueProcessor: (_name, value) => decodeXmlText(value),
+          attributeValueProcessor: (_name, value) => decodeXmlText(value),
         });
         return parser.parse(text, true) as Json;
       }
@@ -244,8 +263,24 @@ function recordsOf(tree: Json): Json[] {
   return Array.isArray(tree) ? tree : [tree];
 }
 
-/** Records (any tree) to table rows with a header. */
-function treeToRows(tree: Json): Row[] {
+/**
+ * When a tree is a table. Flattened (dotted columns), record-shaped data gives a table people
+ * read; tree-shaped data (an API response, a configuration, a schema) gives one that is all width
+ * or all holes: the twitter search result of the corpus flattens into 12,346 columns of a single
+ * row. Such a tree becomes a listing instead, one row per value: (path, value). The rule:
+ * - more than MAX_TABLE_COLUMNS columns: 1,024, the widest sheet every LibreOffice release opens
+ *   (Calc had 1,024 columns until 7.4), far past any table read on a screen or a page; or
+ * - several records filling less than MIN_TABLE_FILL of the table's cells: the records share few
+ *   keys (arrays of objects with different keys), and the table would be mostly empty cells.
+ */
+const MAX_TABLE_COLUMNS = 1024;
+const MIN_TABLE_FILL = 1 / 3;
+
+/** A listing's header row. */
+const LISTING_HEADER = ['path', 'value'] as const;
+
+/** Records (any tree) to table rows with a header, or a (path, value) listing for a tree-shaped one (see above). */
+function treeToRows(tree: Json): { rows: Row[]; listing: boolean } {
   const records = recordsOf(tree);
   const flat = records.map((record) => {
     const out: Record<string, unknown> = {};
@@ -254,8 +289,19 @@ function treeToRows(tree: Json): Row[] {
   });
   const columns: string[] = [];
   const seen = new Set<string>();
-  for (const record of flat) for (const key of Object.keys(record)) if (!seen.has(key)) { seen.add(key); columns.push(key); }
-  return [columns, ...flat.map((record) => columns.map((column) => record[column] ?? ''))];
+  let filled = 0;
+  for (const record of flat) {
+    const keys = Object.keys(record);
+    filled += keys.length;
+    for (const key of keys) if (!seen.has(key)) { seen.add(key); columns.push(key); }
+  }
+  const fill = filled / Math.max(1, flat.length * columns.length);
+  if (columns.length > MAX_TABLE_COLUMNS || (flat.length > 1 && fill < MIN_TABLE_FILL)) {
+    const paths: Record<string, unknown> = {};
+    flatten(tree, '', paths);
+    return { rows: [[...LISTING_HEADER], ...Object.entries(paths)], listing: true };
+  }
+  return { rows: [columns, ...flat.map((record) => columns.map((column) => record[column] ?? ''))], listing: false };
 }
 
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
@@ -267,13 +313,33 @@ function defuse(value: unknown): unknown {
   return value;
 }
 
-async function writeTable(file: string, format: string, rows: Row[]): Promise<void> {
+/**
+ * A value as CSV or TSV text: true and false as words (csv-stringify would write 1 and an empty
+ * cell, which reads back as no value at all), nested values as JSON.
+ */
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/**
+ * A listing's columns in xlsx, in characters: together about the printable width of an A4 or
+ * Letter page, so that LibreOffice prints (pdf, images) both columns side by side, long paths
+ * and values wrapped in their cells rather than cut off.
+ */
+const LISTING_WIDTHS = [36, 54];
+
+async function writeTable(file: string, format: string, rows: Row[], listing = false): Promise<void> {
   if (format === 'ods') return writeOds(file, rows);
   if (format === 'xlsx') {
     // The streaming writer keeps memory flat for hundreds of thousands of rows. Plain values
     // only: a string starting with "=" stays text in xlsx, never a formula.
-    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useStyles: false, useSharedStrings: false });
+    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useStyles: listing, useSharedStrings: false });
     const sheet = book.addWorksheet('Sheet1');
+    if (listing) {
+      sheet.columns = LISTING_WIDTHS.map((width) => ({ width, style: { alignment: { wrapText: true, vertical: 'top' } } }));
+    }
     for (const row of rows) {
       sheet.addRow(row.map((value) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : value))).commit();
     }
@@ -281,8 +347,14 @@ async function writeTable(file: string, format: string, rows: Row[]): Promise<vo
     await book.commit();
     return;
   }
-  const safe = rows.map((row) => row.map((value) => defuse(value === null || value === undefined ? '' : value)));
-  await fs.writeFile(file, stringifyCsv(safe, { delimiter: format === 'tsv' ? '\t' : ',', quoted_match: format === 'tsv' ? undefined : /[",\n\r]/ }));
+  const safe = rows.map((row) => row.map((value) => defuse(cellText(value))));
+  if (format === 'tsv') {
+    // TSV (IANA text/tab-separated-values) has no quoting: a quote is a plain character, as the
+    // reader above takes it, and a tab or line break cannot be inside a value: each becomes a space.
+    await fs.writeFile(file, safe.map((row) => row.map((cell) => String(cell).replace(/[\t\r\n]/g, ' ')).join('\t')).join('\n') + '\n');
+    return;
+  }
+  await fs.writeFile(file, stringifyCsv(safe, { quoted_match: /[",\n\r]/ }));
 }
 
 /** TOML has no null and needs a table at the root. */
@@ -352,7 +424,10 @@ async function convertData({ input, output, from, to }: DataRequest): Promise<vo
   try {
     if (TABLES.has(from) && TABLES.has(to)) await writeTable(output, to, await readTable(input, from));
     else if (TABLES.has(from)) await writeTree(output, to, rowsToRecords(await readTable(input, from)));
-    else if (TABLES.has(to)) await writeTable(output, to, treeToRows(await readTree(input, from)));
+    else if (TABLES.has(to)) {
+      const { rows, listing } = treeToRows(await readTree(input, from));
+      await writeTable(output, to, rows, listing);
+    }
     else await writeTree(output, to, await readTree(input, from));
   } catch (error) {
     if (error instanceof InputError) throw new ConvertdError('corrupt_input', `The file could not be read: ${error.message}.`);

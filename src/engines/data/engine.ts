@@ -14,10 +14,17 @@ const MODULE = fileURLToPath(new URL('./convert.ts', import.meta.url));
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx', 'ods'];
 const WORKBOOKS = new Set(['xlsx', 'ods']);
-// Between two workbook formats this engine carries values only; LibreOffice, when installed, keeps
-// styles, formulas and charts, so these edges cost more and serve only as the fallback.
+/**
+ * Between two workbook formats this engine carries values only; LibreOffice, when installed, keeps
+ * styles, formulas and charts (its edges cost 4), so these edges cost more and serve only as the
+ * fallback. Edges into a workbook from another format cost more than one step too, so that no chain
+ * through this engine (xlsx → csv → ods, which also turned every number into text) is ever cheaper
+ * than either direct edge: 1 + INTO_WORKBOOK > BETWEEN_WORKBOOKS > LibreOffice's 4.
+ */
+const BETWEEN_WORKBOOKS = 5.5;
+const INTO_WORKBOOK = 5;
 const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({
-  from, to, cost: WORKBOOKS.has(from) && WORKBOOKS.has(to) ? 6 : 1,
+  from, to, cost: !WORKBOOKS.has(to) ? 1 : WORKBOOKS.has(from) ? BETWEEN_WORKBOOKS : INTO_WORKBOOK,
 })));
 
 export class DataEngine implements Engine {
