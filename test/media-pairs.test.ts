@@ -205,7 +205,7 @@ test('the catalogue lists the audio and video formats with their targets', () =>
   assert.ok(targets('gif').includes('mp4'));
 });
 
-describe('every advertised audio and video pair converts', { concurrency: 3 }, () => {
+describe('every advertised audio and video pair converts', { concurrency: 4 }, () => {
   const sources = [...AUDIO, ...VIDEO, 'gif'];
   for (const source of sources) {
     // Only the pairs ffmpeg provides (gif's image targets belong to sharp and are tested there).

@@ -98,3 +98,22 @@ export async function decodeSound(file: string): Promise<Sound> {
     },
   };
 }
+
+/**
+ * How long the first video stream's picture lasts, from its decoded frames: the first frame's
+ * timestamp to the last one's end. Right for variable frame rates too, where frames over rate
+ * is not, and free of the container's own figure (which counts subtitles and padding).
+ */
+export async function pictureSeconds(file: string): Promise<number> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries',
+    'frame=best_effort_timestamp_time,pkt_duration_time', '-of', 'csv=p=0', file], { env: toolEnv, maxBuffer: 64 * 1024 * 1024 });
+  let first = Infinity;
+  let end = -Infinity;
+  for (const line of stdout.split('\n')) {
+    const [time, duration] = line.split(',').map(Number) as [number, number];
+    if (!Number.isFinite(time)) continue;
+    first = Math.min(first, time);
+    end = Math.max(end, time + (Number.isFinite(duration) ? duration : 0));
+  }
+  return Number.isFinite(first) ? end - first : 0;
+}

@@ -33,7 +33,7 @@ const ACCEPTED_CONTAINERS = new Set([
  * ffmpeg 5.1 opens and describes but cannot decode (fftools/ffmpeg.c, print_final_stats). Not
  * anchored: later ffmpeg versions put the output's name before it ("[out#0/mp3 @ ...]").
  */
-export const EMPTY_OUTPUT = /Output file is empty, nothing was encoded/;
+const EMPTY_OUTPUT = /Output file is empty, nothing was encoded/;
 
 /** The user's answer to a run that encoded nothing. */
 function nothingEncoded(): ConvertdError {
