@@ -6,10 +6,11 @@
 // (through Debian's flac), a file ffmpeg decodes nothing from, and the hostile and oversized
 // inputs ffmpeg must refuse.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { decodeSound, probeMedia, type MediaFacts } from './helpers/media.ts';
@@ -66,6 +67,11 @@ const { VIPSHOME: _ignored, ...toolEnv } = process.env;
 function ffmpeg(args: string[]): void {
   execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args], { env: toolEnv });
 }
+const execFileAsync = promisify(execFile);
+/** ffmpeg without blocking: the samples are made side by side, while the service starts. */
+async function ffmpegAsync(args: string[]): Promise<void> {
+  await execFileAsync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args], { env: toolEnv });
+}
 
 /** An AMR-NB file: the magic line, then 20 ms frames of mode 7 (12.2 kbit/s) holding silence. */
 function amrFile(seconds: number): Buffer {
@@ -95,19 +101,19 @@ async function makeSamples(dir: string): Promise<Record<string, Buffer>> {
     gif: ['-f', 'lavfi', '-i', `testsrc=size=128x96:rate=10:duration=${SECONDS}`],
   };
   const samples: Record<string, Buffer> = { amr: amrFile(SECONDS) };
-  for (const [format, args] of Object.entries(recipes)) {
+  await Promise.all(Object.entries(recipes).map(async ([format, args]) => {
     const file = path.join(dir, `sample.${format}`);
-    ffmpeg([...args, file]);
+    await ffmpegAsync([...args, file]);
     samples[format] = await fs.readFile(file);
-  }
+  }));
   // 32-bit FLAC (FLAC 1.4's widest), which ffmpeg 5.1 opens but decodes nothing from: Debian's
   // flac encodes it from a 32-bit WAV, as a plain .flac and inside Ogg.
   const wideWav = path.join(dir, 'wide.wav');
-  ffmpeg([...audioIn, '-c:a', 'pcm_s32le', wideWav]);
-  for (const [name, extra] of [['wide.flac', []], ['wide.oga', ['--ogg']]] as const) {
-    execFileSync('flac', ['--silent', '--force', ...extra, '-o', path.join(dir, name), wideWav], { env: toolEnv });
+  await ffmpegAsync([...audioIn, '-c:a', 'pcm_s32le', wideWav]);
+  await Promise.all(([['wide.flac', []], ['wide.oga', ['--ogg']]] as const).map(async ([name, extra]) => {
+    await execFileAsync('flac', ['--silent', '--force', ...extra, '-o', path.join(dir, name), wideWav], { env: toolEnv });
     samples[name] = await fs.readFile(path.join(dir, name));
-  }
+  }));
   return samples;
 }
 
@@ -173,9 +179,8 @@ const sourceFacts: Record<string, Source> = {};
 let catalogue: readonly CatalogueEntry[];
 
 before(async () => {
-  server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
   const dir = await tempDir('convertd-media-');
-  samples = await makeSamples(dir);
+  [server, samples] = await Promise.all([startServer({ CONVERTD_RATE_LIMITS: 'off' }), makeSamples(dir)]);
   await Promise.all(Object.keys(samples).map(async (name) => {
     const file = path.join(dir, name.includes('.') ? name : `sample.${name}`);
     if (name === 'amr') await fs.writeFile(file, samples.amr!);
@@ -270,7 +275,9 @@ test('an HLS playlist or concat script named .mp4 is refused and opens nothing',
 });
 
 test('a media file longer than the cap fails before any work, with input_too_complex, even when its tags forge a shorter one', async () => {
-  const capped = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_MAX_MEDIA_SECONDS: '1' });
+  // The output cap (64 KB) is far above what the refused jobs below would write: it is there for the
+  // 32-bit FLAC whose decoded samples exceed it.
+  const capped = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_MAX_MEDIA_SECONDS: '1', CONVERTD_MAX_OUTPUT_BYTES: String(64 * 1024) });
   try {
     const jobId = await submitOk(capped.url, samples.mp3!, 'long.mp3', 'wav');
     const { final } = await waitForJob(capped.url, jobId);
@@ -289,6 +296,14 @@ test('a media file longer than the cap fails before any work, with input_too_com
     const wideFinal = (await waitForJob(capped.url, wideJob)).final;
     assert.equal(wideFinal.error?.code, 'input_too_complex', JSON.stringify(wideFinal));
     assert.match(wideFinal.error!.message, /lasts 2 s/);
+    // Half a second of it (88 KB of 32-bit samples) is within the duration cap, not the output cap.
+    const dir = await tempDir();
+    await ffmpegAsync(['-f', 'lavfi', '-i', 'sine=duration=0.5:sample_rate=44100', '-c:a', 'pcm_s32le', path.join(dir, 'short.wav')]);
+    await execFileAsync('flac', ['--silent', '--force', '-o', path.join(dir, 'short.flac'), path.join(dir, 'short.wav')], { env: toolEnv });
+    const shortJob = await submitOk(capped.url, await fs.readFile(path.join(dir, 'short.flac')), 'short.flac', 'mp3');
+    const shortFinal = (await waitForJob(capped.url, shortJob)).final;
+    assert.equal(shortFinal.error?.code, 'input_too_complex', JSON.stringify(shortFinal));
+    assert.match(shortFinal.error!.message, /32-bit FLAC file decodes to more than 64 KB/);
   } finally {
     await capped.stop();
   }

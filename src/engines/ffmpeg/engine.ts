@@ -220,10 +220,10 @@ export class FfmpegEngine implements Engine {
     if (seconds > limits.maxMediaSeconds) {
       throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(seconds)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
     }
-    const megabytes = (bytes: number) => Math.ceil(bytes / 1024 / 1024);
+    const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.floor(bytes / 1024 / 1024)} MB` : `${Math.floor(bytes / 1024)} KB`);
     const pcmBytes = info.totalSamples * info.channels * Math.ceil(info.bitsPerSample / 8);
     const tooLarge = new ConvertdError('input_too_complex',
-      `The ${info.bitsPerSample}-bit FLAC file decodes to more than ${megabytes(limits.maxOutputBytes)} MB of samples, the most this service decodes for it: send a shorter file, or a 16- or 24-bit one.`);
+      `The ${info.bitsPerSample}-bit FLAC file decodes to more than ${size(limits.maxOutputBytes)} of samples, the most this service decodes for it: send a shorter file, or a 16- or 24-bit one.`);
     if (pcmBytes > limits.maxOutputBytes) throw tooLarge;
     const decoded = path.join(workDir, 'decoded.wav');
     try {
