@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
-import { decodeSound, pictureSeconds, probeMedia } from './helpers/media.ts';
+import { decodeSound, probeMedia } from './helpers/media.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
@@ -35,7 +35,7 @@ const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion
 // ffprobe and ffmpeg (test/helpers/media.ts), never by the engine.
 const MEDIA_FAMILIES = new Set(['mp3', 'wav', 'flac', 'ogg', 'm4a', 'mp4', 'webm', 'mkv', 'mov', 'avi']);
 /**
- * Seconds the sound (its decoded length) and the picture (first frame to last frame's end) may
+ * Seconds the sound (its decoded length) and the picture (first packet to last packet's end) may
  * differ from the source's: a codec frame or two (MP3 at 16 kHz: 72 ms a frame), or a video
  * frame, with room. Not the container's figure: an MP3 without a frame index declares a length
  * guessed from its bitrate (37.5 s for mp3/mm-layer3-he-44khz.mp3's 10.7 s), a Matroska file
@@ -49,9 +49,8 @@ async function assertMediaKept(source: string, output: string, target: string): 
   const toVideo = ['mp4', 'webm', 'mkv', 'mov', 'avi'].includes(target);
   // Every measure at once (each is its own ffprobe or ffmpeg run); a file without sound has none to decode.
   const sound = (file: string) => decodeSound(file).catch(() => undefined);
-  const picture = (file: string) => (toVideo ? pictureSeconds(file) : Promise.resolve(0));
-  const [before, after, heard, made, shown, drawn] = await Promise.all([
-    probeMedia(source), probeMedia(output), sound(source), sound(output), picture(source), picture(output),
+  const [before, after, heard, made] = await Promise.all([
+    probeMedia(source, { pictureSpan: toVideo }), probeMedia(output, { pictureSpan: toVideo }), sound(source), sound(output),
   ]);
   if (before.audio) {
     // Where the source has sound, it is still there: as long, as loud.
@@ -64,6 +63,7 @@ async function assertMediaKept(source: string, output: string, target: string): 
   // Frame size kept; 4:2:0 encoders need even sizes, so an odd one loses its last row or column.
   const even = (n: number) => n - (n % 2);
   assert.deepEqual([after.video.width, after.video.height], [even(before.video.width), even(before.video.height)], 'frame size');
+  const [shown, drawn] = [before.video.seconds!, after.video.seconds!];
   assert.ok(Math.abs(drawn - shown) <= MEDIA_DURATION_TOLERANCE, `picture lasts ${drawn} s, the source's ${shown} s`);
 }
 

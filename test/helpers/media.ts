@@ -22,25 +22,36 @@ export interface MediaFacts {
     frames?: number;
     /** Frames a second (r_frame_rate). */
     fps: number;
+    /**
+     * How long the picture lasts, when asked for: the first packet's timestamp to the last one's
+     * end. Right for variable frame rates too, where frames over rate is not, and free of the
+     * container's own figure (which counts subtitles and padding).
+     */
+    seconds?: number;
   };
   audio?: { sampleRate: number; channels: number; codec: string };
 }
 
 interface ProbeJson {
   format: { format_name: string; duration?: string };
+  packets?: Array<{ codec_type: string; stream_index: number; pts_time?: string; duration_time?: string }>;
   streams: Array<{
-    codec_type: string; codec_name?: string; width?: number; height?: number; r_frame_rate?: string;
+    index: number; codec_type: string; codec_name?: string; width?: number; height?: number; r_frame_rate?: string;
     nb_read_frames?: string; sample_rate?: string; channels?: number;
   }>;
 }
 
-/** Describes a media file with ffprobe; `countFrames` decodes the video to count its frames. */
-export async function probeMedia(file: string, options: { countFrames?: boolean } = {}): Promise<MediaFacts> {
+/**
+ * Describes a media file with one ffprobe run; `countFrames` decodes the video to count its
+ * frames, `pictureSpan` lists the packets (no decoding) to time the picture.
+ */
+export async function probeMedia(file: string, options: { countFrames?: boolean; pictureSpan?: boolean } = {}): Promise<MediaFacts> {
   // -count_frames decodes every stream (the sound too: cheap next to the picture).
+  const entries = 'format=format_name,duration:stream=index,codec_type,codec_name,width,height,r_frame_rate,nb_read_frames,sample_rate,channels';
   const args = ['-v', 'error', ...(options.countFrames ? ['-count_frames'] : []),
-    '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,width,height,r_frame_rate,nb_read_frames,sample_rate,channels',
+    '-show_entries', options.pictureSpan ? `${entries}:packet=codec_type,stream_index,pts_time,duration_time` : entries,
     '-of', 'json', file];
-  const { format, streams } = JSON.parse((await run('ffprobe', args, { env: toolEnv })).stdout) as ProbeJson;
+  const { format, streams, packets } = JSON.parse((await run('ffprobe', args, { env: toolEnv, maxBuffer: 256 * 1024 * 1024 })).stdout) as ProbeJson;
   const video = streams.find((s) => s.codec_type === 'video');
   const audio = streams.find((s) => s.codec_type === 'audio');
   const [num, den] = (video?.r_frame_rate ?? '0/1').split('/').map(Number) as [number, number];
@@ -50,9 +61,24 @@ export async function probeMedia(file: string, options: { countFrames?: boolean 
     video: video ? {
       width: video.width!, height: video.height!, fps: den ? num / den : 0,
       frames: video.nb_read_frames === undefined ? undefined : Number(video.nb_read_frames),
+      seconds: packets ? span(packets.filter((p) => p.stream_index === video.index)) : undefined,
     } : undefined,
     audio: audio ? { sampleRate: Number(audio.sample_rate), channels: audio.channels!, codec: audio.codec_name! } : undefined,
   };
+}
+
+/** First packet's timestamp to the last one's end (packets come in decoding order: min and max). */
+function span(packets: NonNullable<ProbeJson['packets']>): number {
+  let first = Infinity;
+  let end = -Infinity;
+  for (const packet of packets) {
+    const time = Number(packet.pts_time);
+    if (!Number.isFinite(time)) continue;
+    const duration = Number(packet.duration_time);
+    first = Math.min(first, time);
+    end = Math.max(end, time + (Number.isFinite(duration) ? duration : 0));
+  }
+  return Number.isFinite(first) ? end - first : 0;
 }
 
 export interface Sound {
@@ -99,21 +125,3 @@ export async function decodeSound(file: string): Promise<Sound> {
   };
 }
 
-/**
- * How long the first video stream's picture lasts, from its decoded frames: the first frame's
- * timestamp to the last one's end. Right for variable frame rates too, where frames over rate
- * is not, and free of the container's own figure (which counts subtitles and padding).
- */
-export async function pictureSeconds(file: string): Promise<number> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries',
-    'frame=best_effort_timestamp_time,pkt_duration_time', '-of', 'csv=p=0', file], { env: toolEnv, maxBuffer: 64 * 1024 * 1024 });
-  let first = Infinity;
-  let end = -Infinity;
-  for (const line of stdout.split('\n')) {
-    const [time, duration] = line.split(',').map(Number) as [number, number];
-    if (!Number.isFinite(time)) continue;
-    first = Math.min(first, time);
-    end = Math.max(end, time + (Number.isFinite(duration) ? duration : 0));
-  }
-  return Number.isFinite(first) ? end - first : 0;
-}
