@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
+import { decodeSound, probeMedia } from './helpers/media.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
@@ -62,6 +63,42 @@ function assertFontKept(source: FontFacts, output: FontFacts, where: string): vo
 }
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
 
+// Audio and video: what a converted file keeps of its source, measured on both by Debian's
+// ffprobe and ffmpeg (test/helpers/media.ts), never by the engine.
+const MEDIA_FAMILIES = new Set(['mp3', 'wav', 'flac', 'ogg', 'm4a', 'mp4', 'webm', 'mkv', 'mov', 'avi']);
+/**
+ * Seconds the sound (its decoded length) and the picture (first packet to last packet's end) may
+ * differ from the source's: a codec frame or two (MP3 at 16 kHz: 72 ms a frame), or a video
+ * frame, with room. Not the container's figure: an MP3 without a frame index declares a length
+ * guessed from its bitrate (37.5 s for mp3/mm-layer3-he-44khz.mp3's 10.7 s), a Matroska file
+ * counts its subtitles.
+ */
+const MEDIA_DURATION_TOLERANCE = 0.1;
+/** dB the sound's RMS level may move: lossy encoding changes it by tenths; a lost or broken sound by tens. */
+const SOUND_LEVEL_TOLERANCE_DB = 3;
+
+async function assertMediaKept(source: string, output: string, target: string): Promise<void> {
+  const toVideo = ['mp4', 'webm', 'mkv', 'mov', 'avi'].includes(target);
+  // Every measure at once (each is its own ffprobe or ffmpeg run); a file without sound has none to decode.
+  const sound = (file: string) => decodeSound(file).catch(() => undefined);
+  const [before, after, heard, made] = await Promise.all([
+    probeMedia(source, { pictureSpan: toVideo }), probeMedia(output, { pictureSpan: toVideo }), sound(source), sound(output),
+  ]);
+  if (before.audio) {
+    // Where the source has sound, it is still there: as long, as loud.
+    assert.ok(after.audio && heard && made, 'the sound came along');
+    assert.ok(Math.abs(made.seconds - heard.seconds) <= MEDIA_DURATION_TOLERANCE, `sound lasts ${made.seconds} s, the source's ${heard.seconds} s`);
+    assert.ok(Math.abs(made.rmsDb - heard.rmsDb) <= SOUND_LEVEL_TOLERANCE_DB, `sound at ${made.rmsDb.toFixed(1)} dBFS, the source's at ${heard.rmsDb.toFixed(1)}`);
+  }
+  if (!toVideo || !before.video) return;
+  assert.ok(after.video, 'a picture');
+  // Frame size kept; 4:2:0 encoders need even sizes, so an odd one loses its last row or column.
+  const even = (n: number) => n - (n % 2);
+  assert.deepEqual([after.video.width, after.video.height], [even(before.video.width), even(before.video.height)], 'frame size');
+  const [shown, drawn] = [before.video.seconds!, after.video.seconds!];
+  assert.ok(Math.abs(drawn - shown) <= MEDIA_DURATION_TOLERANCE, `picture lasts ${drawn} s, the source's ${shown} s`);
+}
+
 const present = fs.existsSync(CORPUS);
 const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readdirSync(path.join(CORPUS, dir)).map((f) => path.join(CORPUS, dir, f)) : []);
 
@@ -110,6 +147,7 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
         } else {
           assert.equal(fileMime(result), MIME[target]);
         }
+        if (MEDIA_FAMILIES.has(family)) await assertMediaKept(file, result, target);
       });
     }
   }

@@ -5,12 +5,15 @@
 // directory exists. Before it converts anything ffmpeg describes its input; the gate reads that
 // description and stops ffmpeg unless the container is on the allow-list and the duration, frame
 // size and frame count are within the caps (see convert). Progress is real: ffmpeg's `-progress`
-// output against the input's duration.
+// output against the input's duration. A FLAC file wider than ffmpeg 5.1 decodes (32-bit) goes
+// through Debian's flac first (flac.ts), and a run that encoded nothing is a failure, never a result.
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { FFMPEG_FLAC_MAX_BITS, readStreamInfo, type FlacStreamInfo } from './flac.ts';
 
 const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
 const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff'];
@@ -23,6 +26,23 @@ const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac
 const ACCEPTED_CONTAINERS = new Set([
   'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'mp3', 'wav', 'flac', 'ogg', 'aac', 'mpeg', 'flv', 'asf', 'aiff', 'ac3', 'amr', 'gif',
 ]);
+
+/**
+ * ffmpeg's own verdict, at the end of a run, when no stream received a single packet: it still exits
+ * 0 and leaves a file of headers alone (an MP3 of 227 bytes, say). Seen with 32-bit FLAC, which
+ * ffmpeg 5.1 opens and describes but cannot decode (fftools/ffmpeg.c, print_final_stats). Not
+ * anchored: later ffmpeg versions put the output's name before it ("[out#0/mp3 @ ...]").
+ */
+const EMPTY_OUTPUT = /Output file is empty, nothing was encoded/;
+
+/** The user's answer to a run that encoded nothing. */
+function nothingEncoded(): ConvertdError {
+  return new ConvertdError('conversion_failed',
+    'ffmpeg read the file but decoded no audio or video from it: its streams use an encoding this service cannot decode (32-bit FLAC inside Ogg or Matroska, for one). Convert it to a common encoding (16- or 24-bit, or a plain .flac file) and upload it again.');
+}
+
+/** Share of a wide FLAC's progress that its decoding by flac takes (it runs far faster than ffmpeg's encoding). */
+const FLAC_DECODE_SHARE = 0.1;
 
 /** Largest video frame decoded: 4096 x 4096. */
 const MAX_FRAME_PIXELS = 4096 * 4096;
@@ -182,6 +202,55 @@ export class FfmpegEngine implements Engine {
    * either way, and a run whose input description was never read does not count as a success.
    */
   async convert(request: ConvertRequest): Promise<void> {
+    const flac = request.from === 'flac' ? await readStreamInfo(request.input) : undefined;
+    if (flac && flac.bitsPerSample > FFMPEG_FLAC_MAX_BITS) return this.convertWideFlac(request, flac);
+    return this.convertWithFfmpeg(request);
+  }
+
+  /**
+   * FLAC wider than ffmpeg decodes: Debian's flac (1.4) decodes it to WAV in the job's directory,
+   * sandboxed and limited like ffmpeg, then ffmpeg converts that WAV. The WAV is PCM of the same
+   * width, so its size is known from STREAMINFO before anything runs and is held to the output cap
+   * (the job's disk is a shared budget). Progress: the decoding is the first FLAC_DECODE_SHARE, the
+   * encoding the rest, so the figures only grow.
+   */
+  private async convertWideFlac(request: ConvertRequest, info: FlacStreamInfo): Promise<void> {
+    const { input, workDir, limits, signal } = request;
+    const seconds = info.sampleRate > 0 ? info.totalSamples / info.sampleRate : 0;
+    if (seconds > limits.maxMediaSeconds) {
+      throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(seconds)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
+    }
+    const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.floor(bytes / 1024 / 1024)} MB` : `${Math.floor(bytes / 1024)} KB`);
+    const pcmBytes = info.totalSamples * info.channels * Math.ceil(info.bitsPerSample / 8);
+    const tooLarge = new ConvertdError('input_too_complex',
+      `The ${info.bitsPerSample}-bit FLAC file decodes to more than ${size(limits.maxOutputBytes)} of samples, the most this service decodes for it: send a shorter file, or a 16- or 24-bit one.`);
+    if (pcmBytes > limits.maxOutputBytes) throw tooLarge;
+    const decoded = path.join(workDir, 'decoded.wav');
+    try {
+      const result = await this.context.run('/usr/bin/flac', ['--decode', '--silent', '--force', `--output-name=${path.basename(decoded)}`, path.basename(input)], {
+        cwd: workDir,
+        timeoutMs: limits.timeoutMs,
+        signal,
+        // The header and a stream of unknown length (totalSamples 0) stop at the cap too.
+        limits: { fileSizeBytes: limits.maxOutputBytes + 64 * 1024, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+      });
+      signal.throwIfAborted();
+      if (result.signal === 'SIGXFSZ') throw tooLarge;
+      if (result.exitCode !== 0) {
+        const detail = lastErrorLine(result.stderr);
+        throw new ConvertdError('corrupt_input', `The FLAC file could not be decoded${detail ? ` (${detail})` : ''}: it may be damaged or truncated.`);
+      }
+      request.onProgress(FLAC_DECODE_SHARE);
+      await this.convertWithFfmpeg({
+        ...request, input: decoded, from: 'wav',
+        onProgress: (fraction) => request.onProgress(FLAC_DECODE_SHARE + (1 - FLAC_DECODE_SHARE) * fraction),
+      });
+    } finally {
+      await fs.rm(decoded, { force: true });
+    }
+  }
+
+  private async convertWithFfmpeg(request: ConvertRequest): Promise<void> {
     const guess = encoderArgs(request.to, SHORT_CLIP);
     const restart = new Error('started again with the arguments the input needs');
     let facts: MediaFacts | undefined;
@@ -251,6 +320,7 @@ export class FfmpegEngine implements Engine {
       '-f', MUXER[to]!, '-y', `file:${path.basename(output)}`,
     ];
     const description = new InputDescription();
+    let encodedNothing = false;
     let seen: MediaFacts | undefined;
     const deliver = () => {
       if (!description.complete) return;
@@ -272,6 +342,7 @@ export class FfmpegEngine implements Engine {
         if (match && expected > 0) request.onProgress(Number(match[1]) / 1e6 / expected);
       },
       onStderrLine: (line) => {
+        if (EMPTY_OUTPUT.test(line)) encodedNothing = true;
         description.add(line);
         deliver();
       },
@@ -289,6 +360,9 @@ export class FfmpegEngine implements Engine {
       }
       throw new ConvertdError('corrupt_input', `The media file could not be read${detail ? ` (${detail})` : ''}: it may be damaged or truncated.`);
     }
+    // Before the exit status: with some containers (Ogg) ffmpeg also exits 1, saying only
+    // "Conversion failed!", and this is the clearer answer.
+    if (encodedNothing) throw nothingEncoded();
     ensureSuccess(result, 'ffmpeg');
     return seen;
   }

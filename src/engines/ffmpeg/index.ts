@@ -1,4 +1,4 @@
-// Audio and video through Debian's ffmpeg.
+// Audio and video through Debian's ffmpeg (and Debian's flac, for the FLAC files too wide for it).
 import { defineEngine } from '../module.ts';
 import { FfmpegEngine } from './engine.ts';
 import { FORMATS } from './formats.ts';
@@ -6,7 +6,7 @@ import { FORMATS } from './formats.ts';
 export default defineEngine({
   id: 'ffmpeg',
   summary: 'one ffmpeg run, stopped by the gate reading its own input description (allow-lists, real progress)',
-  packages: { debian: ['ffmpeg'] },
+  packages: { debian: ['ffmpeg', 'flac'] },
   formats: FORMATS,
   create: (context) => new FfmpegEngine(context),
 });

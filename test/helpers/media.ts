@@ -1,0 +1,127 @@
+// Independent checks of audio and video outputs: Debian's ffprobe describes a file (container,
+// duration, frame size, frames counted by decoding, sample rate, channels), and Debian's ffmpeg
+// decodes its sound to PCM, measured here (loudness, and how much of it is one tone). Both run
+// asynchronously, so concurrent tests overlap their checks. The service's ffmpeg engine runs in its
+// sandbox with its own arguments; these runs only read.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+// sharp sets VIPSHOME in the process that loads it; Debian's tools get an environment without it.
+const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
+
+export interface MediaFacts {
+  /** ffprobe's format_name ("mov,mp4,m4a,3gp,3g2,mj2", "ogg"...). */
+  format: string;
+  /** The container's duration in seconds (0 when it declares none). */
+  duration: number;
+  video?: {
+    width: number;
+    height: number;
+    /** Frames counted by decoding the stream (ffprobe -count_frames), when asked for. */
+    frames?: number;
+    /** Frames a second (r_frame_rate). */
+    fps: number;
+    /**
+     * How long the picture lasts, when asked for: the first packet's timestamp to the last one's
+     * end. Right for variable frame rates too, where frames over rate is not, and free of the
+     * container's own figure (which counts subtitles and padding).
+     */
+    seconds?: number;
+  };
+  audio?: { sampleRate: number; channels: number; codec: string };
+}
+
+interface ProbeJson {
+  format: { format_name: string; duration?: string };
+  packets?: Array<{ codec_type: string; stream_index: number; pts_time?: string; duration_time?: string }>;
+  streams: Array<{
+    index: number; codec_type: string; codec_name?: string; width?: number; height?: number; r_frame_rate?: string;
+    nb_read_frames?: string; sample_rate?: string; channels?: number;
+  }>;
+}
+
+/**
+ * Describes a media file with one ffprobe run; `countFrames` decodes the video to count its
+ * frames, `pictureSpan` lists the packets (no decoding) to time the picture.
+ */
+export async function probeMedia(file: string, options: { countFrames?: boolean; pictureSpan?: boolean } = {}): Promise<MediaFacts> {
+  // -count_frames decodes every stream (the sound too: cheap next to the picture).
+  const entries = 'format=format_name,duration:stream=index,codec_type,codec_name,width,height,r_frame_rate,nb_read_frames,sample_rate,channels';
+  const args = ['-v', 'error', ...(options.countFrames ? ['-count_frames'] : []),
+    '-show_entries', options.pictureSpan ? `${entries}:packet=codec_type,stream_index,pts_time,duration_time` : entries,
+    '-of', 'json', file];
+  const { format, streams, packets } = JSON.parse((await run('ffprobe', args, { env: toolEnv, maxBuffer: 256 * 1024 * 1024 })).stdout) as ProbeJson;
+  const video = streams.find((s) => s.codec_type === 'video');
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  const [num, den] = (video?.r_frame_rate ?? '0/1').split('/').map(Number) as [number, number];
+  return {
+    format: format.format_name,
+    duration: Number(format.duration ?? 0),
+    video: video ? {
+      width: video.width!, height: video.height!, fps: den ? num / den : 0,
+      frames: video.nb_read_frames === undefined ? undefined : Number(video.nb_read_frames),
+      seconds: packets ? span(packets.filter((p) => p.stream_index === video.index)) : undefined,
+    } : undefined,
+    audio: audio ? { sampleRate: Number(audio.sample_rate), channels: audio.channels!, codec: audio.codec_name! } : undefined,
+  };
+}
+
+/** First packet's timestamp to the last one's end (packets come in decoding order: min and max). */
+function span(packets: NonNullable<ProbeJson['packets']>): number {
+  let first = Infinity;
+  let end = -Infinity;
+  for (const packet of packets) {
+    const time = Number(packet.pts_time);
+    if (!Number.isFinite(time)) continue;
+    const duration = Number(packet.duration_time);
+    first = Math.min(first, time);
+    end = Math.max(end, time + (Number.isFinite(duration) ? duration : 0));
+  }
+  return Number.isFinite(first) ? end - first : 0;
+}
+
+export interface Sound {
+  /** Root mean square level of the first audio stream, in dB below full scale (-Infinity: digital silence). */
+  rmsDb: number;
+  /** Seconds of sound decoded. */
+  seconds: number;
+  /** Share (0..1) of the sound's power at `frequency` Hz (a pure tone there: about 1). */
+  toneShare(frequency: number): number;
+}
+
+/** Sample rate the sound is decoded at for measuring: plenty for tones up to a few kHz. */
+const MEASURE_RATE = 16_000;
+
+/** Decodes the first audio stream to mono PCM with ffmpeg and measures it. */
+export async function decodeSound(file: string): Promise<Sound> {
+  const { stdout } = await run('ffmpeg', ['-v', 'error', '-nostdin', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', String(MEASURE_RATE),
+    '-f', 's16le', '-c:a', 'pcm_s16le', 'pipe:1'], { env: toolEnv, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 });
+  const samples = new Float64Array(stdout.length >> 1);
+  for (let i = 0; i < samples.length; i++) samples[i] = stdout.readInt16LE(i * 2) / 32768;
+  let power = 0;
+  for (const x of samples) power += x * x;
+  power = samples.length ? power / samples.length : 0;
+  return {
+    rmsDb: 10 * Math.log10(power),
+    seconds: samples.length / MEASURE_RATE,
+    toneShare(frequency) {
+      // One bin of the Fourier transform over the whole signal (Goertzel's recurrence): a sine of
+      // amplitude A holds power A²/2, as does the bin, so their ratio is the tone's share.
+      if (!samples.length || power === 0) return 0;
+      const w = 2 * Math.PI * frequency / MEASURE_RATE;
+      const coefficient = 2 * Math.cos(w);
+      let s1 = 0;
+      let s2 = 0;
+      for (const x of samples) {
+        const s = x + coefficient * s1 - s2;
+        s2 = s1;
+        s1 = s;
+      }
+      const magnitude2 = s1 * s1 + s2 * s2 - coefficient * s1 * s2;
+      const tonePower = 2 * magnitude2 / (samples.length * samples.length);
+      return tonePower / power;
+    },
+  };
+}
+
