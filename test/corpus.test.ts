@@ -10,6 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
+import { startSvgRenderer, type SvgRenderer } from './helpers/browser-render.ts';
+import { compareImage } from './helpers/images.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 /** Each corpus family and the target it is tried with. */
@@ -29,6 +31,19 @@ const MIME: Record<string, string> = {
   woff2: 'font/woff2', woff: 'font/woff', ttf: 'font/sfnt', zip: 'application/zip', '7z': 'application/x-7z-compressed',
 };
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
+/**
+ * Image families: the output must be the source's picture, both decoded by Pillow or Debian's vips
+ * (test/helpers/compare_images.py; the first frame or page, an icon's largest image), and an SVG
+ * against Chromium's rendering of it (test/helpers/browser-render.ts), since the engines' and
+ * ImageMagick's SVG renderer is the same librsvg.
+ */
+const IMAGE_FAMILIES = new Set(['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'bmp', 'ico', 'psd', 'svg']);
+/**
+ * Mean SSIM of the luma, flattened onto white (1 = the same picture): real photos through the
+ * engines' lossy settings, JPEG q85 and WebP q82 here (AVIF q55 scored 0.94 on a 12-megapixel
+ * photo, BENCHMARKS.md change 37); a different picture scores far lower.
+ */
+const IMAGE_SSIM_AT_LEAST = 0.85;
 
 const present = fs.existsSync(CORPUS);
 const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readdirSync(path.join(CORPUS, dir)).map((f) => path.join(CORPUS, dir, f)) : []);
@@ -36,9 +51,11 @@ const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readd
 describe('corpus: real-world files', { skip: present ? false : 'no ../shared/corpus here' }, () => {
   let server: RunningServer;
   const report: string[] = [];
+  let chromium: Promise<SvgRenderer> | undefined; // started by the first SVG
   before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });
   after(async () => {
     await server.stop();
+    await (await chromium)?.close();
     if (report.length) process.stdout.write(`corpus report:\n  ${report.join('\n  ')}\n`);
   });
 
@@ -67,6 +84,18 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
           execFileSync('/usr/bin/python3', [path.resolve('test/helpers/read_data.py'), result, target], { stdio: ['ignore', 'pipe', 'pipe'] });
         } else {
           assert.equal(fileMime(result), MIME[target]);
+        }
+        if (IMAGE_FAMILIES.has(family)) {
+          let reference = file;
+          if (family === 'svg') {
+            const { output } = await compareImage({ output: result });
+            chromium ??= startSvgRenderer();
+            reference = await (await chromium).render({ file, width: output.width, height: output.height });
+          }
+          const comparison = await compareImage({ reference, output: result });
+          report.push(`  same picture: SSIM ${comparison.ssim?.toFixed(4)}, ${comparison.output.width}x${comparison.output.height}`);
+          assert.deepEqual([comparison.output.width, comparison.output.height], [comparison.reference!.width, comparison.reference!.height], 'the size of the source');
+          assert.ok(comparison.ssim! >= IMAGE_SSIM_AT_LEAST, `SSIM ${comparison.ssim} below ${IMAGE_SSIM_AT_LEAST}`);
         }
       });
     }
