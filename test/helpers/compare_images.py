@@ -151,8 +151,7 @@ def blocks(a, size):
     return a[:h, :w].reshape(h // size, size, w // size, size).mean(axis=(1, 3))
 
 
-def facts(im, decoder, orientation, rgba):
-    flat = onto_white(rgba)
+def facts(im, decoder, orientation, rgba, flat):
     return {
         'width': im.width, 'height': im.height, 'mode': im.mode, 'decoder': decoder,
         'orientation': orientation, 'has_alpha': has_alpha(im),
@@ -165,7 +164,8 @@ def facts(im, decoder, orientation, rgba):
 def compare(job):
     out_im, out_decoder, out_orientation = open_image(job['output'])
     out_rgba = rgba_array(out_im)
-    result = {'output': facts(out_im, out_decoder, out_orientation, out_rgba)}
+    out_flat = onto_white(out_rgba)
+    result = {'output': facts(out_im, out_decoder, out_orientation, out_rgba, out_flat)}
     result['probes'] = [[int(v) for v in out_rgba[y, x]] for x, y in job.get('probes', [])]
     if not job.get('reference'):
         return result
@@ -173,11 +173,12 @@ def compare(job):
     if ref_decoder.startswith('pillow') and ref_orientation in UPRIGHT:
         ref_im = ref_im.transpose(UPRIGHT[ref_orientation])
     ref_rgba = rgba_array(ref_im)
-    result['reference'] = facts(ref_im, ref_decoder, ref_orientation, ref_rgba)
+    ref_flat = onto_white(ref_rgba)
+    result['reference'] = facts(ref_im, ref_decoder, ref_orientation, ref_rgba, ref_flat)
     if ref_rgba.shape != out_rgba.shape:
         result['ssim'] = None  # different sizes: the caller's size check reports it
         return result
-    x, y = luma(onto_white(ref_rgba)), luma(onto_white(out_rgba))
+    x, y = luma(ref_flat), luma(out_flat)
     if job.get('mode') == 'bilevel':
         x, y = blocks(x, BLOCK), blocks(y, BLOCK)
     result['ssim'] = ssim(x, y)
