@@ -13,6 +13,8 @@ import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from 
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { decodeSound, probeMedia } from './helpers/media.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
+import { startSvgRenderer, type SvgRenderer } from './helpers/browser-render.ts';
+import { compareImage } from './helpers/images.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 /** Each corpus family and the target it is tried with. */
@@ -62,6 +64,19 @@ function assertFontKept(source: FontFacts, output: FontFacts, where: string): vo
   assert.deepEqual(output.advances, source.advances, `${where}: advance widths`);
 }
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large'];
+/**
+ * Image families: the output must be the source's picture, both decoded by Pillow or Debian's vips
+ * (test/helpers/compare_images.py; the first frame or page, an icon's largest image), and an SVG
+ * against Chromium's rendering of it (test/helpers/browser-render.ts), since the engines' and
+ * ImageMagick's SVG renderer is the same librsvg.
+ */
+const IMAGE_FAMILIES = new Set(['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'bmp', 'ico', 'psd', 'svg']);
+/**
+ * Mean SSIM of the luma, flattened onto white (1 = the same picture): real photos through the
+ * engines' lossy settings, JPEG q85 and WebP q82 here (AVIF q55 scored 0.94 on a 12-megapixel
+ * photo, BENCHMARKS.md change 37); a different picture scores far lower.
+ */
+const IMAGE_SSIM_AT_LEAST = 0.85;
 
 // Audio and video: what a converted file keeps of its source, measured on both by Debian's
 // ffprobe and ffmpeg (test/helpers/media.ts), never by the engine.
@@ -105,9 +120,11 @@ const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readd
 describe('corpus: real-world files', { skip: present ? false : 'no ../shared/corpus here' }, () => {
   let server: RunningServer;
   const report: string[] = [];
+  let chromium: Promise<SvgRenderer> | undefined; // started by the first SVG
   before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });
   after(async () => {
     await server.stop();
+    await (await chromium)?.close();
     if (report.length) process.stdout.write(`corpus report:\n  ${report.join('\n  ')}\n`);
   });
 
@@ -148,6 +165,18 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
           assert.equal(fileMime(result), MIME[target]);
         }
         if (MEDIA_FAMILIES.has(family)) await assertMediaKept(file, result, target);
+        if (IMAGE_FAMILIES.has(family)) {
+          let reference = file;
+          if (family === 'svg') {
+            // Chromium draws it at the size librsvg gave it (the PNG header's width and height).
+            chromium ??= startSvgRenderer();
+            reference = await (await chromium).render({ file, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) });
+          }
+          const comparison = await compareImage({ reference, output: result });
+          report.push(`  same picture: SSIM ${comparison.ssim?.toFixed(4)}, ${comparison.output.width}x${comparison.output.height}`);
+          assert.deepEqual([comparison.output.width, comparison.output.height], [comparison.reference!.width, comparison.reference!.height], 'the size of the source');
+          assert.ok(comparison.ssim! >= IMAGE_SSIM_AT_LEAST, `SSIM ${comparison.ssim} below ${IMAGE_SSIM_AT_LEAST}`);
+        }
       });
     }
   }

@@ -6,10 +6,13 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { flatPng, sampleImage } from './helpers/fixtures.ts';
-import { decodeImage, fileMime, writeTemp } from './helpers/tools.ts';
+import { renderInChromium } from './helpers/browser-render.ts';
+import { compareImages } from './helpers/images.ts';
+import { fileMime, writeTemp } from './helpers/tools.ts';
 
 let server: RunningServer;
 before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });
@@ -35,13 +38,66 @@ async function finalOf(data: Buffer | string, name: string, target: string) {
   return (await waitForJob(server.url, jobId)).final;
 }
 
-test('svg → png keeps the declared size; svg → webp and jpg chain through png', async () => {
-  for (const target of ['png', 'webp', 'jpg']) {
-    const { bytes } = await convert(server.url, Buffer.from(SVG), 'drawing.svg', target);
-    const file = await writeTemp(bytes, `out.${target}`);
-    const facts = decodeImage(file);
-    assert.deepEqual([facts.width, facts.height], [120, 80], target);
-    assert.ok(facts.average > 60 && facts.average < 200, `a green drawing, average ${facts.average}`);
+/**
+ * Shapes at known places on a transparent canvas: a red block, a blue disc, and nothing at all
+ * elsewhere. Probes well inside each shape (antialiasing only touches their edges).
+ */
+const SHAPES = `<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80">
+  <rect x="10" y="10" width="40" height="30" fill="#dc1e1e"/>
+  <circle cx="90" cy="50" r="20" fill="#1e3cc8"/>
+</svg>`;
+const PROBES: Array<{ at: [number, number]; colour: 'red' | 'blue' | 'nothing' }> = [
+  { at: [30, 25], colour: 'red' }, { at: [90, 50], colour: 'blue' }, { at: [80, 15], colour: 'nothing' }, { at: [20, 65], colour: 'nothing' },
+];
+const RED = [0xdc, 0x1e, 0x1e];
+const BLUE = [0x1e, 0x3c, 0xc8];
+/** Per band, 0-255: room for a lossy encoder's error on a flat area, far less than between the colours. */
+const COLOUR_TOLERANCE = 12;
+/** librsvg against Chromium on the same drawings: text is hinted and antialiased a little differently (0.993 measured). */
+const SSIM_OTHER_RENDERER = 0.95;
+/** The same drawing, then encoded lossily (JPEG q85, WebP q82). */
+const SSIM_OTHER_RENDERER_LOSSY = 0.9;
+
+test('svg → png, webp and jpg draw what Chromium draws, at the declared size, with the shapes where the SVG puts them', async () => {
+  const dir = await tempDir();
+  const drawings = { text: path.join(dir, 'text.svg'), shapes: path.join(dir, 'shapes.svg') };
+  await writeFile(drawings.text, SVG);
+  await writeFile(drawings.shapes, SHAPES);
+  // An independent rendering of each (librsvg draws for the engine and for ImageMagick alike),
+  // while the service converts both drawings to every target.
+  const references = renderInChromium([{ file: drawings.text, width: 120, height: 80 }, { file: drawings.shapes, width: 120, height: 80 }]);
+  references.catch(() => undefined); // awaited below, after the conversions
+  const targets = ['png', 'webp', 'jpg'];
+  const outputs = await Promise.all(targets.map((target) => Promise.all(([['text', SVG], ['shapes', SHAPES]] as const).map(async ([name, svg]) => {
+    const { bytes } = await convert(server.url, Buffer.from(svg), `${name}.svg`, target);
+    return writeTemp(bytes, `${name}.${target}`);
+  }))));
+  const [textReference, shapesReference] = await references;
+  const results = await compareImages(outputs.flatMap(([text, shapes]) => [
+    { reference: textReference!, output: text! },
+    { reference: shapesReference!, output: shapes!, probes: PROBES.map((p) => p.at) },
+  ]));
+  for (const [index, target] of targets.entries()) {
+    const [text, shapes] = results.slice(2 * index, 2 * index + 2);
+    const ssim = target === 'png' ? SSIM_OTHER_RENDERER : SSIM_OTHER_RENDERER_LOSSY;
+    for (const [name, result] of [['text', text!], ['shapes', shapes!]] as const) {
+      assert.deepEqual([result.output.width, result.output.height], [120, 80], `${name} → ${target}: the declared size`);
+      assert.ok(result.ssim! >= ssim, `${name} → ${target}: SSIM against Chromium ${result.ssim} below ${ssim}`);
+    }
+    // Where nothing is drawn: transparent in PNG and WebP, white in JPEG (flattened, as every
+    // target without alpha is).
+    for (const [probeIndex, probe] of PROBES.entries()) {
+      const [r, g, b, a] = shapes!.probes[probeIndex]!;
+      const label = `shapes → ${target} at ${probe.at}`;
+      if (probe.colour === 'nothing') {
+        if (target === 'jpg') assert.ok(r >= 245 && g >= 245 && b >= 245, `${label}: white, not ${[r, g, b]}`);
+        else assert.equal(a, 0, `${label}: transparent`);
+      } else {
+        const expected = probe.colour === 'red' ? RED : BLUE;
+        assert.equal(a, 255, `${label}: opaque`);
+        assert.ok([r, g, b].every((v, i) => Math.abs(v - expected[i]!) <= COLOUR_TOLERANCE), `${label}: ${probe.colour}, not ${[r, g, b]}`);
+      }
+    }
   }
 });
 
@@ -53,6 +109,17 @@ test('svg → pdf is a one-page PDF of the drawing\'s size, with its text', asyn
   assert.match(info, /^Pages:\s+1$/m);
   assert.match(info, /^Page size:\s+90 x 60 pts/m); // 120 x 80 px at 96 dpi
   assert.match(pdfText(bytes, file), /Hello convertd/);
+
+  // The shapes where the SVG puts them, as poppler renders the page at 96 dpi (on white paper).
+  const shapes = await writeTemp((await convert(server.url, Buffer.from(SHAPES), 'shapes.svg', 'pdf')).bytes, 'shapes.pdf');
+  execFileSync('pdftoppm', ['-png', '-singlefile', '-r', '96', shapes, shapes.replace(/\.pdf$/, '')]);
+  const [page] = await compareImages([{ output: shapes.replace(/\.pdf$/, '.png'), probes: PROBES.map((p) => p.at) }]);
+  assert.deepEqual([page!.output.width, page!.output.height], [120, 80]);
+  for (const [index, probe] of PROBES.entries()) {
+    const expected = probe.colour === 'red' ? RED : probe.colour === 'blue' ? BLUE : [255, 255, 255];
+    const found = page!.probes[index]!.slice(0, 3);
+    assert.ok(found.every((v, i) => Math.abs(v - expected[i]!) <= COLOUR_TOLERANCE), `shapes → pdf at ${probe.at}: ${probe.colour}, not ${found}`);
+  }
 });
 
 test('svg → eps and ps are PostScript with the drawing\'s bounding box', async () => {

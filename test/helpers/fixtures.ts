@@ -11,13 +11,24 @@ import sharp from 'sharp';
 export const IMAGE_WIDTH = 96;
 export const IMAGE_HEIGHT = 64;
 
-/** A two-colour image (left half dark blue, right half orange): its average survives any encoder. */
+/**
+ * A picture with structure, so that comparing an output with it (SSIM) means something: a dark
+ * blue half with a white disc, an orange half with black bars of three widths, and a black-to-white
+ * ramp along the bottom (edges, flat areas, fine detail and every grey level).
+ */
+const SAMPLE_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="${IMAGE_WIDTH}" height="${IMAGE_HEIGHT}">
+  <defs><linearGradient id="ramp"><stop offset="0" stop-color="#000"/><stop offset="1" stop-color="#fff"/></linearGradient></defs>
+  <rect width="48" height="64" fill="rgb(20,40,160)"/>
+  <rect x="48" width="48" height="64" fill="rgb(240,150,30)"/>
+  <circle cx="22" cy="22" r="12" fill="#fff"/>
+  <rect x="56" y="6" width="3" height="36" fill="#000"/>
+  <rect x="64" y="6" width="5" height="36" fill="#000"/>
+  <rect x="74" y="6" width="8" height="36" fill="#000"/>
+  <rect y="48" width="${IMAGE_WIDTH}" height="16" fill="url(#ramp)"/>
+</svg>`;
+
 export async function sampleImage(format: string): Promise<Buffer> {
-  const half = IMAGE_WIDTH / 2;
-  const left = await sharp({ create: { width: half, height: IMAGE_HEIGHT, channels: 3, background: { r: 20, g: 40, b: 160 } } }).png().toBuffer();
-  const image = sharp({ create: { width: IMAGE_WIDTH, height: IMAGE_HEIGHT, channels: 3, background: { r: 240, g: 150, b: 30 } } })
-    .composite([{ input: left, left: 0, top: 0 }]);
-  const encoded = await image.png().toBuffer();
+  const encoded = await sharp(Buffer.from(SAMPLE_SVG)).flatten().png().toBuffer();
   const base = sharp(encoded);
   switch (format) {
     case 'png': return base.png().toBuffer();

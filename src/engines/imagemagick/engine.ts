@@ -21,6 +21,46 @@ const CODER: Record<string, string> = {
 };
 const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'dds'];
 const WRITES = ['bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm'];
+/**
+ * Targets with no alpha channel. ImageMagick drops the channel and shows whatever colour the
+ * transparent pixels happen to hold (often black); they are flattened onto white instead, as
+ * sharp does for JPEG and img2pdf's input is, so a transparent PNG looks the same in every target.
+ */
+const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm']);
+/**
+ * Black and white by an ordered (8x8 Bayer) dither of the grey image, which keeps each area's
+ * brightness. The PBM coder's own reduction thresholds flat areas: a flat grey of 100 came out
+ * all black and one of 128 all white, and a picture of red and half-transparent blue lost a third
+ * of its mean brightness (test/image-pairs.test.ts compares the brightness).
+ */
+const BILEVEL = ['-colorspace', 'Gray', '-ordered-dither', 'o8x8'];
+
+/**
+ * Which image of an icon to convert: the largest (then the deepest), as viewers and Pillow
+ * show it. ImageMagick's [0] is the first in the directory, often the 16x16 one. Reads the
+ * ICONDIR header (6 bytes) and its 16-byte entries; anything odd gives 0 and ImageMagick's own
+ * checks then decide.
+ */
+export async function largestIcon(file: string): Promise<number> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(6 + 16 * 256), 0, 6 + 16 * 256, 0);
+    if (bytesRead < 6 || buffer.readUInt16LE(0) !== 0 || buffer.readUInt16LE(2) !== 1) return 0;
+    const count = Math.min(buffer.readUInt16LE(4), Math.floor((bytesRead - 6) / 16));
+    let best = 0;
+    let bestKey = -1;
+    for (let index = 0; index < count; index++) {
+      const entry = 6 + 16 * index;
+      // A width or height byte of 0 means 256.
+      const side = (offset: number) => buffer[entry + offset] || 256;
+      const key = side(0) * side(1) * 64 + Math.min(buffer.readUInt16LE(entry + 6), 63);
+      if (key > bestKey) [best, bestKey] = [index, key];
+    }
+    return best;
+  } finally {
+    await handle.close();
+  }
+}
 
 const EDGES: ConversionEdge[] = [
   ...READS.map((from) => ({ from, to: 'png', cost: 3 })),
@@ -73,12 +113,15 @@ export class ImageMagickEngine implements Engine {
     const inCoder = CODER[from];
     const outCoder = CODER[to];
     if (!inCoder || !outCoder) throw new ConvertdError('conversion_failed', `ImageMagick does not convert ${from} to ${to} here.`);
+    // One frame: PSD's flattened composite, an icon's largest image.
+    const frame = from === 'ico' ? await largestIcon(input) : 0;
     const args = [
-      // The first frame: PSD's flattened composite, an icon's first image.
-      `${inCoder}:${path.basename(input)}[0]`,
+      `${inCoder}:${path.basename(input)}[${frame}]`,
       '-auto-orient',
       // Icons hold at most 256x256.
       ...(to === 'ico' ? ['-resize', '256x256>'] : []),
+      ...(NO_ALPHA.has(to) ? ['-background', 'white', '-alpha', 'remove'] : []),
+      ...(to === 'pbm' ? BILEVEL : []),
       '-strip',
       `${outCoder}:${path.basename(output)}`,
     ];

@@ -17,6 +17,14 @@ const LOADER: Record<string, string> = {
 const SAVE_OPTIONS: Record<string, string> = {
   png: '[compression=6]', webp: '[Q=82]', tiff: '[compression=deflate]', heic: '[Q=60]', jxl: '', jp2: '',
 };
+/**
+ * Loaders that turn an image upright by its orientation tag themselves. The vips command keeps
+ * the pixels as stored otherwise, and the savers drop or reset the tag: a photo taken sideways
+ * came out sideways (test/image-pairs.test.ts, orientation).
+ */
+const AUTOROTATES = new Set(['jpegload', 'tiffload']);
+/** Loaders that keep an EXIF orientation without applying it (libheif applies HEIF's own itself). */
+const ROTATE_AFTER = new Set(['pngload', 'webpload']);
 const ONLY_HERE = ['heic', 'jxl', 'jp2'];
 const COMMON = ['png', 'webp', 'tiff', 'jpg'];
 
@@ -82,7 +90,19 @@ export class VipsCliEngine implements Engine {
       throw new ConvertdError('input_too_complex', 'The image has more pixels than this service processes: send a smaller image.');
     }
     signal.throwIfAborted();
-    const result = await run('/usr/bin/vips', [loader, path.basename(input), `${path.basename(output)}${SAVE_OPTIONS[to]}`]);
+    const target = `${path.basename(output)}${SAVE_OPTIONS[to]}`;
+    const orientation = field('orientation');
+    let result;
+    const sideways = orientation >= 2 && orientation <= 8;
+    if (sideways && AUTOROTATES.has(loader)) {
+      result = await run('/usr/bin/vips', [loader, path.basename(input), target, '--autorotate']);
+    } else if (sideways && ROTATE_AFTER.has(loader)) {
+      // A PNG or WebP with an EXIF orientation: decoded to vips' own format, then turned upright.
+      result = await run('/usr/bin/vips', [loader, path.basename(input), 'stored.v']);
+      if (result.exitCode === 0) result = await run('/usr/bin/vips', ['autorot', 'stored.v', target]);
+    } else {
+      result = await run('/usr/bin/vips', [loader, path.basename(input), target]);
+    }
     if (result.exitCode !== 0 && /load|read|decode|premature|truncat|corrupt|error in tile|invalid/i.test(result.stderr)) {
       throw new ConvertdError('corrupt_input', `The image could not be decoded (${lastErrorLine(result.stderr)}): it may be damaged or truncated.`);
     }

@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+"""Compares converted images with their sources, decoded by libraries the engines do not use.
+
+Reads a JSON list of jobs on stdin, each {"output": path, "reference": path (optional),
+"mode": "colour" | "bilevel" (optional), "probes": [[x, y], ...] (optional)}, and prints a JSON
+list of results in the same order. Many comparisons share one Python start (Pillow and numpy take
+a while to import).
+
+Decoding: Pillow (Debian's python3-pil) for every format it reads; XPM by read_xpm here;
+Debian's vips command line (not the libvips bundled with sharp) for the rest (HEIC, AVIF, JPEG
+XL), turned into an 8-bit sRGB PNG that Pillow then reads. The first frame of an animated or
+multi-page file, the largest image of an icon (Pillow's choice), the merged composite of a PSD.
+The reference is
+turned upright by its EXIF orientation (what a viewer shows and the engines write); the output
+is not, so an output that a viewer would rotate a second time does not match.
+
+Similarity: SSIM (Wang et al. 2004) on the luma (ITU-R BT.601) of both images, each flattened
+onto white first, over 7x7 windows with the usual constants, as scikit-image computes it by
+default. "bilevel" is for a black-and-white output, which dithers: both are averaged over 4x4
+blocks first, so that a dither pattern counts as the grey it stands for.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import re
+
+import numpy as np
+from PIL import Image, ImageColor, UnidentifiedImageError
+
+# What turns an image stored with each EXIF orientation upright (ImageOps.exif_transpose's table;
+# that function fails on a multi-page TIFF in Pillow 9.4).
+T = Image.Transpose
+UPRIGHT = {2: T.FLIP_LEFT_RIGHT, 3: T.ROTATE_180, 4: T.FLIP_TOP_BOTTOM, 5: T.TRANSPOSE, 6: T.ROTATE_270, 7: T.TRANSVERSE, 8: T.ROTATE_90}
+WINDOW = 7
+BLOCK = 4
+# sharp sets VIPSHOME in the Node process, which sends Debian's vips to the wrong module directory.
+VIPS_ENV = {k: v for k, v in os.environ.items() if k != 'VIPSHOME'}
+
+
+def xpm_colour(value):
+    """An XPM colour: #RGB hex of any depth, None (transparent), or an X11 name."""
+    if value.lower() == 'none':
+        return (0, 0, 0, 0)
+    if value.startswith('#'):
+        digits = value[1:]
+        size = len(digits) // 3
+        return tuple(int(digits[i * size:(i + 1) * size], 16) * 255 // (16 ** size - 1) for i in range(3)) + (255,)
+    grey = re.fullmatch(r'gr[ae]y(\d*)', value, re.I)
+    if grey:
+        # X11's names, not CSS's: "grey" is 190, and grey0 to grey100 a ramp rounded half up.
+        level = int(int(grey.group(1)) * 255 / 100 + 0.5) if grey.group(1) else 190
+        return (level, level, level, 255)
+    return ImageColor.getrgb(value)[:3] + (255,)
+
+
+def read_xpm(path):
+    """
+    XPM as ImageMagick writes it. Pillow 9.4 refuses more than one character per pixel, and with
+    one it reads ImageMagick's "/* pixels */" comment line as the first row of pixels.
+    """
+    strings = re.findall(r'"((?:[^"\\]|\\.)*)"', open(path, encoding='latin-1').read())
+    width, height, ncolours, cpp = (int(v) for v in strings[0].split()[:4])
+    palette = {}
+    for line in strings[1:1 + ncolours]:
+        words = line[cpp:].split()
+        palette[line[:cpp]] = xpm_colour(words[words.index('c') + 1])
+    rows = strings[1 + ncolours:1 + ncolours + height]
+    pixels = [palette[row[i:i + cpp]] for row in rows for i in range(0, width * cpp, cpp)]
+    image = Image.new('RGBA', (width, height))
+    image.putdata(pixels)
+    if all(p[3] == 255 for p in palette.values()):
+        image = image.convert('RGB')
+    return image
+
+
+def open_image(path):
+    """The first frame as an RGBA Pillow image, the format's name and the EXIF orientation."""
+    with open(path, 'rb') as handle:
+        if handle.read(9) == b'/* XPM */':
+            return read_xpm(path), 'xpm-reader', None
+    try:
+        im = Image.open(path)  # at the first frame (a PSD's merged composite)
+        # Read before load(), which closes a multi-page TIFF's file.
+        orientation = im.getexif().get(0x0112)
+        im.load()
+        decoder = 'pillow:' + (im.format or '?')
+    except (UnidentifiedImageError, OSError):
+        with tempfile.TemporaryDirectory() as tmp:
+            png = os.path.join(tmp, 'decoded.png')
+            subprocess.run(['vips', 'colourspace', path, png, 'srgb'], check=True, env=VIPS_ENV,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            im = Image.open(png)
+            im.load()
+        decoder = 'vips'
+        orientation = vips_orientation(path)
+    return im, decoder, orientation
+
+
+def vips_orientation(path):
+    result = subprocess.run(['vipsheader', '-f', 'orientation', path], env=VIPS_ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        return int(result.stdout.strip())
+    except ValueError:
+        return None
+
+
+def has_alpha(im):
+    return im.mode in ('RGBA', 'LA', 'PA', 'La', 'RGBa') or 'transparency' in im.info
+
+
+def rgba_array(im):
+    return np.asarray(im.convert('RGBA'), dtype=np.float64)
+
+
+def onto_white(rgba):
+    alpha = rgba[..., 3:4] / 255.0
+    return rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)
+
+
+def luma(rgb):
+    return rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
+
+
+def window_mean(a, w):
+    """Mean of every w x w window (valid positions only), through a summed-area table."""
+    s = np.pad(a, ((1, 0), (1, 0))).cumsum(0).cumsum(1)
+    return (s[w:, w:] - s[:-w, w:] - s[w:, :-w] + s[:-w, :-w]) / (w * w)
+
+
+def ssim(x, y):
+    w = min(WINDOW, x.shape[0], x.shape[1])
+    n = w * w
+    c1 = (0.01 * 255) ** 2
+    c2 = (0.03 * 255) ** 2
+    mx, my = window_mean(x, w), window_mean(y, w)
+    # Sample (not population) variances, as scikit-image does.
+    unbias = n / (n - 1) if n > 1 else 1.0
+    vx = (window_mean(x * x, w) - mx * mx) * unbias
+    vy = (window_mean(y * y, w) - my * my) * unbias
+    cxy = (window_mean(x * y, w) - mx * my) * unbias
+    index = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+    return float(index.mean())
+
+
+def blocks(a, size):
+    h, w = (a.shape[0] // size) * size, (a.shape[1] // size) * size
+    return a[:h, :w].reshape(h // size, size, w // size, size).mean(axis=(1, 3))
+
+
+def facts(im, decoder, orientation, rgba, flat):
+    return {
+        'width': im.width, 'height': im.height, 'mode': im.mode, 'decoder': decoder,
+        'orientation': orientation, 'has_alpha': has_alpha(im),
+        # Mean of each colour band after flattening onto white, 0-255.
+        'means': [float(flat[..., band].mean()) for band in range(3)],
+        'alpha_mean': float(rgba[..., 3].mean()),
+    }
+
+
+def compare(job):
+    out_im, out_decoder, out_orientation = open_image(job['output'])
+    out_rgba = rgba_array(out_im)
+    out_flat = onto_white(out_rgba)
+    result = {'output': facts(out_im, out_decoder, out_orientation, out_rgba, out_flat)}
+    result['probes'] = [[int(v) for v in out_rgba[y, x]] for x, y in job.get('probes', [])]
+    if not job.get('reference'):
+        return result
+    ref_im, ref_decoder, ref_orientation = open_image(job['reference'])
+    if ref_decoder.startswith('pillow') and ref_orientation in UPRIGHT:
+        ref_im = ref_im.transpose(UPRIGHT[ref_orientation])
+    ref_rgba = rgba_array(ref_im)
+    ref_flat = onto_white(ref_rgba)
+    result['reference'] = facts(ref_im, ref_decoder, ref_orientation, ref_rgba, ref_flat)
+    if ref_rgba.shape != out_rgba.shape:
+        result['ssim'] = None  # different sizes: the caller's size check reports it
+        return result
+    x, y = luma(ref_flat), luma(out_flat)
+    if job.get('mode') == 'bilevel':
+        x, y = blocks(x, BLOCK), blocks(y, BLOCK)
+    result['ssim'] = ssim(x, y)
+    # Largest difference of alpha between the two, 0-255 (0 when neither has any).
+    result['alpha_max_difference'] = float(np.abs(ref_rgba[..., 3] - out_rgba[..., 3]).max())
+    return result
+
+
+def main():
+    jobs = json.load(sys.stdin)
+    results = []
+    for job in jobs:
+        try:
+            results.append(compare(job))
+        except Exception as error:  # reported per job: one undecodable file fails only its test
+            results.append({'error': f'{type(error).__name__}: {error}'})
+    json.dump(results, sys.stdout)
+
+
+if __name__ == '__main__':
+    main()
