@@ -14,6 +14,7 @@ export const TEST_PACKAGES: readonly string[] = [
   'file', // independent check of every output's type
   'qpdf', // checks PDF outputs' structure independently of poppler
   'python3-pil', // Pillow: an image decoder independent of the engines
+  'python3-numpy', // SSIM of image outputs against their sources (test/helpers/compare_images.py)
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library
   // Reads rendered text back from pictures of pages (test/rendered-scripts.test.ts): were the
