@@ -8,11 +8,14 @@
 // output fails outright on any image it cannot embed: those writers rely on the OS sandbox alone.
 // Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
 // GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
+// pandoc 2.17's docx reader drops charts without a trace: before it reads a docx, docx-charts.py
+// (Python's standard library, in the same OS sandbox) writes each chart's title and data as a
+// paragraph and a table after the paragraph holding the chart, so text targets keep the figures.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine } from '../../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
@@ -28,6 +31,11 @@ const RTS_OPTIONS = ['+RTS', '-M768m', '-A12m', '-O128m', '-RTS'];
 /** Our Lua filters, bound read-only into the sandbox. */
 const FILTERS = fileURLToPath(new URL('./filters/', import.meta.url));
 const IMAGE_FILTER = path.join(FILTERS, 'no-external-images.lua');
+/** Writes a copy of a docx with its charts as tables (see the top); bound read-only into the sandbox. */
+const CHARTS_SCRIPT = fileURLToPath(new URL('./docx-charts.py', import.meta.url));
+const PYTHON = '/usr/bin/python3';
+/** The copy's name in the job's directory. */
+const CHARTS_COPY = 'charts-as-tables.docx';
 /** Readers of plain-text markup: their images can only be references to files or URLs. */
 const TEXT_READERS = new Set(['md', 'gfm', 'rst', 'org', 'textile', 'mediawiki', 'jira', 'html', 'latex', 'ipynb', 'docbook', 'opml']);
 
@@ -121,12 +129,33 @@ export class PandocEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, workDir } = request;
-    const runs = this.runs(from, to, path.basename(input), path.basename(output));
+    const source = from === 'docx' && await this.chartsAsTables(request) ? CHARTS_COPY : path.basename(input);
+    const runs = this.runs(from, to, source, path.basename(output));
     try {
       for (const args of runs) await this.runPandoc(args, request);
     } finally {
       if (runs.length > 1) await fs.rm(path.join(workDir, 'document-tree.json'), { force: true });
+      if (source === CHARTS_COPY) await fs.rm(path.join(workDir, CHARTS_COPY), { force: true });
     }
+  }
+
+  /**
+   * Writes CHARTS_COPY, the docx with its charts' data as tables, when it has charts; true then.
+   * Should the step fail (a docx too odd for it), pandoc reads the upload as it came and the job
+   * goes on: pandoc is the judge of whether the file is readable.
+   */
+  private async chartsAsTables({ input, workDir, limits, signal }: ConvertRequest): Promise<boolean> {
+    const copy = path.join(workDir, CHARTS_COPY);
+    const result = await this.context.run(PYTHON, ['-I', '-S', CHARTS_SCRIPT, `./${path.basename(input)}`, `./${CHARTS_COPY}`], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [CHARTS_SCRIPT],
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    if (result.exitCode !== 0) {
+      this.context.log.warn({ exitCode: result.exitCode, signal: result.signal, detail: lastErrorLine(result.stderr) }, 'the docx charts step failed: pandoc reads the file as it came');
+      await fs.rm(copy, { force: true });
+      return false;
+    }
+    return fs.access(copy).then(() => true, () => false);
   }
 
   private async runPandoc(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {
