@@ -1,11 +1,15 @@
-"""Carries the charts of a docx into pandoc's reach: pandoc 2.17's docx reader drops a chart
-(a drawing of a word/charts/chartN.xml part) without a trace, so before pandoc reads the file,
-each chart's title and data (the categories and the values of every series, as cached in the
-chart part) are written as a paragraph and a table right after the paragraph holding the chart.
+"""Rewrites a docx or odt upload so that pandoc 2.17's readers keep what they would drop:
 
-    docx-charts.py INPUT.docx OUTPUT.docx
+- docx: a chart (a drawing of a word/charts/chartN.xml part) is dropped without a trace, so each
+  chart's title and data (the categories and the values of every series, as cached in the chart
+  part) are written as a paragraph and a table right after the paragraph holding the chart.
+- odt: the rows of a table's <table:table-header-rows> (a header repeated on every page, which
+  LibreOffice and pandoc's own writer use for a table's first row) are dropped
+  (https://github.com/jgm/pandoc/issues/9327), so they are made ordinary rows.
 
-Writes OUTPUT only when INPUT has charts; exits 0 either way. Runs in the engine's sandbox
+    prepare-input.py docx|odt INPUT OUTPUT
+
+Writes OUTPUT only when INPUT needs it; exits 0 either way. Runs in the engine's sandbox
 (no network, only the job's directory writable, file size and memory capped). Uses the standard
 library only; the parts it reads are capped in size, and a chart part with a DTD is skipped (no
 entity expansion).
@@ -26,6 +30,7 @@ WORD_MAIN = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 CHART_RELATIONSHIP = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/chart"
 DOCUMENT = "word/document.xml"
 DOCUMENT_RELS = "word/_rels/document.xml.rels"
+ODF_CONTENT = "content.xml"
 # The largest document part and chart part read; a larger one is left as it is.
 MAX_DOCUMENT = 256 * 1024 * 1024
 MAX_CHART = 16 * 1024 * 1024
@@ -119,12 +124,25 @@ def table(w, categories, series):
             .format(w=w, grid=grid, rows="".join(rows)))
 
 
-def main():
-    source, target = sys.argv[1], sys.argv[2]
-    try:
-        archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError):
-        return  # not for us to judge: pandoc reports it
+def rewrite(archive, target, replaced):
+    """A copy of `archive` at `target` with the parts in `replaced` (name → bytes) replaced. The
+    others are stored, not compressed again: the copy is read once, by pandoc, in this job. An
+    ODF mimetype entry stays first."""
+    infos = sorted(archive.infolist(), key=lambda info: info.filename != "mimetype")
+    with zipfile.ZipFile(target, "w") as output:
+        for info in infos:
+            if info.filename in replaced:
+                output.writestr(info.filename, replaced[info.filename], zipfile.ZIP_DEFLATED)
+            elif not info.is_dir():
+                with archive.open(info) as part, output.open(zipfile.ZipInfo(info.filename, info.date_time), "w") as copy:
+                    while True:
+                        chunk = part.read(1024 * 1024)
+                        if not chunk:
+                            break
+                        copy.write(chunk)
+
+
+def docx_charts(archive, target):
     names = set(archive.namelist())
     if DOCUMENT not in names or DOCUMENT_RELS not in names:
         return
@@ -172,24 +190,38 @@ def main():
         pieces.extend(inserts[offset])
         last = offset
     pieces.append(document[last:])
-    rewritten = "".join(pieces)
+    rewritten = "".join(pieces).encode("utf-8")
     try:
-        ET.fromstring(rewritten.encode("utf-8"))
+        ET.fromstring(rewritten)
     except ET.ParseError:
         return  # the surgery went wrong somewhere: pandoc gets the file as it came
+    rewrite(archive, target, {DOCUMENT: rewritten})
 
-    with zipfile.ZipFile(target, "w") as output:
-        for info in archive.infolist():
-            if info.filename == DOCUMENT:
-                output.writestr(DOCUMENT, rewritten.encode("utf-8"), zipfile.ZIP_DEFLATED)
-            elif not info.is_dir():
-                # Stored, not compressed again: the copy is read once, by pandoc, in this job.
-                with archive.open(info) as part, output.open(zipfile.ZipInfo(info.filename, info.date_time), "w") as copy:
-                    while True:
-                        chunk = part.read(1024 * 1024)
-                        if not chunk:
-                            break
-                        copy.write(chunk)
+
+def odt_header_rows(archive, target):
+    if ODF_CONTENT not in archive.namelist():
+        return
+    content = read(archive, ODF_CONTENT, MAX_DOCUMENT)
+    if b"table-header-rows" not in content:
+        return
+    # The wrapper's tags go; the rows inside stay where they are, now the table's first rows.
+    rewritten = re.sub(rb"</?[\w.-]+:table-header-rows\s*/?>", b"", content)
+    rewrite(archive, target, {ODF_CONTENT: rewritten})
+
+
+def main():
+    fmt, source, target = sys.argv[1], sys.argv[2], sys.argv[3]
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError):
+        return  # not for us to judge: pandoc reports it
+    try:
+        if fmt == "docx":
+            docx_charts(archive, target)
+        elif fmt == "odt":
+            odt_header_rows(archive, target)
+    except Skip:
+        return
 
 
 main()
