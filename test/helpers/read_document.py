@@ -1,5 +1,6 @@
 """Reads a converted document with tools independent of the engines that wrote it, and prints
-{"text": ...} as JSON: the text it holds, for the test to look for the sample's words in.
+{"text": ..., "pages": ...} as JSON: the text it holds, for the test to look for the sample's words
+in, and for PDF the page count.
 
     read_document.py FILE FORMAT
 
@@ -22,7 +23,12 @@ def fail(message):
     sys.exit(1)
 
 
-def xml_text(data):
+def xml_text(data, separators=None, hidden=(), names=False):
+    """The text nodes of an XML document. With `separators` (local element names), text runs on
+    across other elements, as a word split over two runs of a docx or two spans of an ODF file
+    does, and a space stands only where one of those elements begins or ends; without, between
+    every two text nodes. Elements named in `hidden` (field codes, deleted text) are left out.
+    With `names`, element names count as text too: a data file's XML keeps column names so."""
     try:
         document = xml.dom.minidom.parseString(data)
     except Exception as error:
@@ -32,24 +38,47 @@ def xml_text(data):
     def walk(node):
         if node.nodeType == node.TEXT_NODE or node.nodeType == node.CDATA_SECTION_NODE:
             parts.append(node.data)
+            if separators is None:
+                parts.append(" ")
+            return
+        name = (node.localName or "") if node.nodeType == node.ELEMENT_NODE else ""
+        if name in hidden:
+            return
+        breaks = separators is not None and name in separators
+        if names and name:
+            parts.append(" %s " % name)
+        if breaks:
+            parts.append(" ")
         for child in node.childNodes:
             walk(child)
+        if breaks:
+            parts.append(" ")
 
     walk(document)
-    return " ".join(parts)
+    return "".join(parts)
 
 
 class HtmlText(html.parser.HTMLParser):
+    """The text a browser shows: script and style content left out."""
+
     def __init__(self):
         super().__init__()
         self.parts = []
         self.tags = 0
+        self.hidden = 0
 
     def handle_starttag(self, tag, attrs):
         self.tags += 1
+        if tag in ("script", "style"):
+            self.hidden += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self.hidden > 0:
+            self.hidden -= 1
 
     def handle_data(self, data):
-        self.parts.append(data)
+        if self.hidden == 0:
+            self.parts.append(data)
 
 
 def html_text(data):
@@ -70,6 +99,15 @@ ZIP_FORMATS = {
     "odp": ("content.xml", r"^content\.xml$"),
     "odg": ("content.xml", r"^content\.xml$"),
     "epub": ("META-INF/container.xml", r"\.(x?html|xml)$"),
+}
+# Per format, the elements between which words of the text are apart (see xml_text), and those
+# whose text is not shown.
+ODF_SEPARATORS = {"p", "h", "s", "tab", "line-break", "table-cell", "list-item", "frame"}
+SEPARATORS = {
+    "docx": ({"p", "tab", "br", "cr", "tc"}, {"instrText", "delText"}),
+    "pptx": ({"p", "br"}, ()),
+    "xlsx": ({"si", "c", "v", "is"}, ()),
+    "odt": (ODF_SEPARATORS, ()), "ods": (ODF_SEPARATORS, ()), "odp": (ODF_SEPARATORS, ()), "odg": (ODF_SEPARATORS, ()),
 }
 ODF_MIMETYPES = {
     "odt": "application/vnd.oasis.opendocument.text",
@@ -95,7 +133,7 @@ def zip_text(path, fmt):
     for name in names:
         if re.search(pattern, name) and not name.startswith("META-INF/"):
             data = archive.read(name)
-            texts.append(html_text(data) if name.endswith(".html") else xml_text(data))
+            texts.append(html_text(data) if name.endswith(".html") else xml_text(data, *SEPARATORS.get(fmt, (None, ()))))
     return " ".join(texts)
 
 
@@ -154,7 +192,86 @@ def pdf_text(path, fmt):
             fail("no PDF/A-2 identification in the XMP metadata")
         if "/OutputIntents" not in subprocess.run(["qpdf", "--qdf", "--object-streams=disable", path, "-"], capture_output=True).stdout.decode("latin1"):
             fail("no output intent")
-    return subprocess.run(["pdftotext", "-enc", "UTF-8", path, "-"], capture_output=True, text=True).stdout
+    return subprocess.run(["pdftotext", "-enc", "UTF-8", path, "-"], capture_output=True, text=True).stdout, int(pages.group(1))
+
+
+# RTF destinations whose text is not the document's (tables of fonts, colours, styles; pictures,
+# field instructions and other machine data).
+RTF_SKIPPED = {
+    "fonttbl", "colortbl", "stylesheet", "info", "pict", "themedata", "colorschememapping", "datastore",
+    "latentstyles", "listtable", "listoverridetable", "rsidtbl", "generator", "xmlnstbl", "mmathPr",
+    "fldinst", "object", "objdata", "header", "footer", "revtbl", "pgdsctbl",
+}
+
+
+def rtf_text(data):
+    """The text of an RTF file: control words dropped, \\'hh and \\uN decoded, skipped destinations left out."""
+    source = data.decode("latin1")
+    parts = []
+    stack = [False]  # per group: is its text skipped?
+    token = re.compile(r"\\'([0-9a-fA-F]{2})|\\u(-?\d+) ?|\\([a-zA-Z]+)(-?\d+)? ?|\\(.)|([{}])|([^\\{}]+)", re.S)
+    fresh_group = False
+    pending_skip = 0
+    for match in token.finditer(source):
+        hexa, uni, word, _, symbol, brace, text = match.groups()
+        skipped = stack[-1]
+        if brace == "{":
+            stack.append(skipped)
+            fresh_group = True
+            continue
+        if brace == "}":
+            if len(stack) > 1:
+                stack.pop()
+            continue
+        if symbol == "*" and fresh_group:
+            stack[-1] = True
+        elif word is not None and fresh_group and word in RTF_SKIPPED:
+            stack[-1] = True
+        fresh_group = False
+        if stack[-1]:
+            continue
+        if word in ("par", "line", "tab", "cell", "row", "sect", "page"):
+            parts.append(" ")
+        elif hexa is not None:
+            if pending_skip:
+                pending_skip -= 1
+            else:
+                parts.append(bytes([int(hexa, 16)]).decode("cp1252", "replace"))
+        elif uni is not None:
+            parts.append(chr(int(uni) % 65536))
+            pending_skip = 1
+        elif symbol is not None and symbol in "\\{}":
+            parts.append(symbol)
+        elif text is not None:
+            text = text.replace("\r", "").replace("\n", "")
+            if pending_skip and text:
+                text = text[1:]
+                pending_skip = 0
+            parts.append(text)
+    return "".join(parts)
+
+
+def json_strings(value, parts):
+    """Every string of a JSON document, keys and values, in order."""
+    if isinstance(value, str):
+        parts.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            json_strings(item, parts)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            parts.append(key)
+            json_strings(item, parts)
+    return parts
+
+
+def ole_text(data):
+    """Runs of printable text in an OLE file, 8-bit and UTF-16: Word, Excel and PowerPoint keep text either way."""
+    # 8-bit runs: ASCII only, since any byte is a Latin-1 letter and would glue to a word's end.
+    runs = re.findall(r"[\x20-\x7e]{3,}", data.decode("latin1"))
+    for start in (0, 1):
+        runs += re.findall(r"[\x20-\x7e\u00a0-\u024f\u2010-\u201f]{3,}", data[start:].decode("utf-16-le", "replace"))
+    return "\n".join(runs)
 
 
 def image_text(path, fmt):
@@ -172,6 +289,7 @@ def image_text(path, fmt):
 
 def main():
     path, fmt = sys.argv[1], sys.argv[2]
+    pages = None
     data = open(path, "rb").read()
     if not data:
         fail("empty file")
@@ -180,12 +298,11 @@ def main():
     elif fmt in ("doc", "xls", "ppt"):
         if not data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
             fail("not an OLE compound file")
-        # Word, Excel and PowerPoint keep text as 8-bit or UTF-16 runs: both are searched.
-        text = data.decode("latin1") + " " + data.decode("utf-16-le", "replace")
+        text = ole_text(data)
     elif fmt in ("mobi", "azw3"):
         text = mobi_text(path)
     elif fmt in ("pdf", "pdfa"):
-        text = pdf_text(path, fmt)
+        text, pages = pdf_text(path, fmt)
     elif fmt in ("png", "jpg", "tiff", "webp"):
         text = image_text(path, fmt)
     elif fmt == "svg":
@@ -199,14 +316,16 @@ def main():
     elif fmt == "rtf":
         if not data.startswith(b"{\\rtf"):
             fail("no {\\rtf header")
-        text = data.decode("latin1")
+        text = rtf_text(data)
     elif fmt == "html":
         text = html_text(data)
-    elif fmt in ("fb2", "docbook", "xml", "opml"):
+    elif fmt in ("fb2", "docbook", "opml"):
         text = xml_text(data)
+    elif fmt == "xml":
+        text = xml_text(data, names=True)
     elif fmt in ("ipynb", "json"):
         try:
-            text = json.dumps(json.loads(data), ensure_ascii=False)
+            text = " ".join(json_strings(json.loads(data), []))
         except ValueError as error:
             fail("not JSON: %s" % error)
     elif fmt == "latex":
@@ -218,7 +337,7 @@ def main():
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             fail("not UTF-8: %s" % error)
-    print(json.dumps({"text": text}))
+    print(json.dumps({"text": text, "pages": pages}))
 
 
 main()
