@@ -81,17 +81,17 @@ class HtmlText(html.parser.HTMLParser):
             self.parts.append(data)
 
 
-def html_text(data):
+def html_text(data, strict=True):
     parser = HtmlText()
-    parser.feed(data.decode("utf-8", "replace"))
-    if parser.tags == 0:
+    parser.feed(data.decode("utf-8", "replace") if isinstance(data, bytes) else data)
+    if strict and parser.tags == 0:
         fail("no HTML elements")
     return " ".join(parser.parts)
 
 
 # The part of each zip-based format that must exist, and the parts whose text is read.
 ZIP_FORMATS = {
-    "docx": ("word/document.xml", r"^word/document\.xml$"),
+    "docx": ("word/document.xml", r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$"),
     "xlsx": ("xl/workbook.xml", r"^xl/(sharedStrings|worksheets/sheet\d+)\.xml$"),
     "pptx": ("ppt/presentation.xml", r"^ppt/slides/slide\d+\.xml$"),
     "odt": ("content.xml", r"^content\.xml$"),
@@ -105,7 +105,7 @@ ZIP_FORMATS = {
 ODF_SEPARATORS = {"p", "h", "s", "tab", "line-break", "table-cell", "list-item", "frame"}
 SEPARATORS = {
     "docx": ({"p", "tab", "br", "cr", "tc"}, {"instrText", "delText"}),
-    "pptx": ({"p", "br"}, ()),
+    "pptx": ({"p", "br"}, {"tableStyleId"}),
     "xlsx": ({"si", "c", "v", "is"}, ()),
     "odt": (ODF_SEPARATORS, ()), "ods": (ODF_SEPARATORS, ()), "odp": (ODF_SEPARATORS, ()), "odg": (ODF_SEPARATORS, ()),
 }
@@ -175,7 +175,8 @@ def mobi_text(path):
     for n in range(1, 1 + text_records):
         record = data[offsets[n]:offsets[n + 1]]
         text += palmdoc_decompress(record) if compression == 2 else record
-    return text.decode("utf-8", "replace")
+    # A MOBI book's text is HTML: its words are what the markup shows.
+    return html_text(text.decode("utf-8", "replace"), strict=False)
 
 
 def pdf_text(path, fmt):
@@ -200,35 +201,64 @@ def pdf_text(path, fmt):
 RTF_SKIPPED = {
     "fonttbl", "colortbl", "stylesheet", "info", "pict", "themedata", "colorschememapping", "datastore",
     "latentstyles", "listtable", "listoverridetable", "rsidtbl", "generator", "xmlnstbl", "mmathPr",
-    "fldinst", "object", "objdata", "header", "footer", "revtbl", "pgdsctbl",
+    "fldinst", "object", "objdata", "revtbl", "pgdsctbl",
+}
+
+
+# RTF font charsets and the code pages their \\'hh bytes are in.
+RTF_CHARSETS = {
+    0: "cp1252", 128: "cp932", 129: "cp949", 134: "gbk", 136: "big5", 161: "cp1253", 162: "cp1254",
+    177: "cp1255", 178: "cp1256", 186: "cp1257", 204: "cp1251", 222: "cp874", 238: "cp1250",
 }
 
 
 def rtf_text(data):
-    """The text of an RTF file: control words dropped, \\'hh and \\uN decoded, skipped destinations left out."""
+    """The text of an RTF file: control words dropped, \\'hh (in the current font's charset, else
+    the document's code page) and \\uN decoded, skipped destinations left out."""
     source = data.decode("latin1")
+    codepage = re.search(r"\\ansicpg(\d+)", source[:4096])
+    default = "cp%s" % codepage.group(1) if codepage else "cp1252"
+    try:
+        "".encode(default)
+    except LookupError:
+        default = "cp1252"
+    fonts = {int(number): RTF_CHARSETS.get(int(charset), default)
+             for number, charset in re.findall(r"\\f(\d+)[^;{}]*?\\fcharset(\d+)", source)}
     parts = []
-    stack = [False]  # per group: is its text skipped?
+    escaped = bytearray()  # consecutive \\'hh bytes: one character may take two (Shift-JIS, GBK)
+    stack = [[False, None, False]]  # per group: skipped (a destination)? its font; hidden (\\v)?
     token = re.compile(r"\\'([0-9a-fA-F]{2})|\\u(-?\d+) ?|\\([a-zA-Z]+)(-?\d+)? ?|\\(.)|([{}])|([^\\{}]+)", re.S)
     fresh_group = False
     pending_skip = 0
+    fallback = 1  # \\ucN: the bytes after \\uN that stand in for it in readers without Unicode
+
+    def flush():
+        if escaped:
+            parts.append(escaped.decode(fonts.get(stack[-1][1], default), "replace"))
+            escaped.clear()
+
     for match in token.finditer(source):
-        hexa, uni, word, _, symbol, brace, text = match.groups()
-        skipped = stack[-1]
+        hexa, uni, word, number, symbol, brace, text = match.groups()
+        if hexa is None:
+            flush()
         if brace == "{":
-            stack.append(skipped)
+            stack.append(list(stack[-1]))
             fresh_group = True
             continue
         if brace == "}":
             if len(stack) > 1:
                 stack.pop()
             continue
-        if symbol == "*" and fresh_group:
-            stack[-1] = True
-        elif word is not None and fresh_group and word in RTF_SKIPPED:
-            stack[-1] = True
+        if (symbol == "*" or word in RTF_SKIPPED) and fresh_group:
+            stack[-1][0] = True
+        if word == "f" and number is not None:
+            stack[-1][1] = int(number)
+        if word == "uc" and number is not None:
+            fallback = int(number)
+        if word == "v":  # hidden text, not shown
+            stack[-1][2] = number != "0"
         fresh_group = False
-        if stack[-1]:
+        if stack[-1][0] or stack[-1][2]:
             continue
         if word in ("par", "line", "tab", "cell", "row", "sect", "page"):
             parts.append(" ")
@@ -236,19 +266,33 @@ def rtf_text(data):
             if pending_skip:
                 pending_skip -= 1
             else:
-                parts.append(bytes([int(hexa, 16)]).decode("cp1252", "replace"))
+                escaped.append(int(hexa, 16))
         elif uni is not None:
             parts.append(chr(int(uni) % 65536))
-            pending_skip = 1
+            pending_skip = fallback
         elif symbol is not None and symbol in "\\{}":
             parts.append(symbol)
         elif text is not None:
             text = text.replace("\r", "").replace("\n", "")
             if pending_skip and text:
-                text = text[1:]
-                pending_skip = 0
+                dropped = min(pending_skip, len(text))
+                text = text[dropped:]
+                pending_skip -= dropped
             parts.append(text)
+    flush()
     return "".join(parts)
+
+
+def latex_text(source):
+    """The prose of a LaTeX document: its body, without comments, commands and environment names
+    (arguments stay, as they are mostly text: section titles, emphasis, captions)."""
+    body = re.search(r"\\begin\{document\}(.*?)(\\end\{document\}|$)", source, re.S)
+    text = body.group(1) if body else source
+    text = re.sub(r"(?<!\\)%.*", " ", text)
+    text = re.sub(r"\\(begin|end)\s*\{[^}]*\}(\{[^}]*\}|\[[^\]]*\])*", " ", text)
+    text = re.sub(r"\\(label|ref|cite|includegraphics|url|href|eqref|pageref|hypertarget)\s*(\[[^\]]*\])?\{[^}]*\}", " ", text)
+    text = re.sub(r"\\[a-zA-Z@]+\*?", " ", text)
+    return text
 
 
 def json_strings(value, parts):
@@ -328,6 +372,8 @@ def main():
             text = " ".join(json_strings(json.loads(data), []))
         except ValueError as error:
             fail("not JSON: %s" % error)
+    elif fmt == "tex":  # a LaTeX source, read for its prose
+        text = latex_text(data.decode("utf-8", "replace"))
     elif fmt == "latex":
         text = data.decode("utf-8")
         if "\\begin{document}" not in text:
