@@ -47,7 +47,7 @@ export const TEXT_SAMPLES: Readonly<Record<string, string>> = {
   rst: `${TITLE}\n${'='.repeat(TITLE.length)}\n\n${stressed('*')}\n`,
   org: `* ${TITLE}\n${stressed('/')}\n`,
   textile: `h1. ${TITLE}\n\n${stressed('_')}\n`,
-  mediawiki: `= ${TITLE} =\n\n${stressed("\'\'\'")}\n`,
+  mediawiki: `= ${TITLE} =\n\n${stressed("'''")}\n`,
   jira: `h1. ${TITLE}\n\n${stressed('*')}\n`,
   latex: `\\documentclass{article}\n\\begin{document}\n\\section{${TITLE}}\n${stressed('\\emph{', '}')}\n\\end{document}\n`,
   html: `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${MARKER}</title></head><body><h1>${TITLE}</h1><p>${stressed('<em>', '</em>')}</p></body></html>\n`,

@@ -94,7 +94,7 @@ ZIP_FORMATS = {
     "docx": ("word/document.xml", r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$"),
     "xlsx": ("xl/workbook.xml", r"^xl/(sharedStrings|worksheets/sheet\d+)\.xml$"),
     "pptx": ("ppt/presentation.xml", r"^ppt/slides/slide\d+\.xml$"),
-    "odt": ("content.xml", r"^content\.xml$"),
+    "odt": ("content.xml", r"^(content|styles)\.xml$"),  # styles.xml: the page headers and footers
     "ods": ("content.xml", r"^content\.xml$"),
     "odp": ("content.xml", r"^content\.xml$"),
     "odg": ("content.xml", r"^content\.xml$"),

@@ -61,7 +61,7 @@ const WRITERS: Readonly<Record<string, string>> = {
 const OS_SANDBOX_ONLY = new Set(['docx', 'odt', 'epub', 'ipynb']);
 /** Writers that make a complete document only when asked to (`--standalone`). */
 const STANDALONE = new Set(['html', 'latex', 'docbook']);
-/** Writers that print no title block, and docx, odt and epub, which always do: the title filter serves the first. */
+/** Writers that print no title block (short of `--standalone`): the title filter puts the title in their body. */
 const NO_TITLE_BLOCK = new Set(['md', 'gfm', 'rst', 'org', 'txt', 'asciidoc', 'textile', 'mediawiki', 'jira', 'ipynb']);
 
 /**
