@@ -1,5 +1,6 @@
 """Reads a converted document with tools independent of the engines that wrote it, and prints
-{"text": ...} as JSON: the text it holds, for the test to look for the sample's words in.
+{"text": ..., "pages": ...} as JSON: the text it holds, for the test to look for the sample's words
+in, and for PDF the page count.
 
     read_document.py FILE FORMAT
 
@@ -22,7 +23,12 @@ def fail(message):
     sys.exit(1)
 
 
-def xml_text(data):
+def xml_text(data, separators=None, hidden=(), names=False):
+    """The text nodes of an XML document. With `separators` (local element names), text runs on
+    across other elements, as a word split over two runs of a docx or two spans of an ODF file
+    does, and a space stands only where one of those elements begins or ends; without, between
+    every two text nodes. Elements named in `hidden` (field codes, deleted text) are left out.
+    With `names`, element names count as text too: a data file's XML keeps column names so."""
     try:
         document = xml.dom.minidom.parseString(data)
     except Exception as error:
@@ -32,44 +38,76 @@ def xml_text(data):
     def walk(node):
         if node.nodeType == node.TEXT_NODE or node.nodeType == node.CDATA_SECTION_NODE:
             parts.append(node.data)
+            if separators is None:
+                parts.append(" ")
+            return
+        name = (node.localName or "") if node.nodeType == node.ELEMENT_NODE else ""
+        if name in hidden:
+            return
+        breaks = separators is not None and name in separators
+        if names and name:
+            parts.append(" %s " % name)
+        if breaks:
+            parts.append(" ")
         for child in node.childNodes:
             walk(child)
+        if breaks:
+            parts.append(" ")
 
     walk(document)
-    return " ".join(parts)
+    return "".join(parts)
 
 
 class HtmlText(html.parser.HTMLParser):
+    """The text a browser shows: script and style content left out."""
+
     def __init__(self):
         super().__init__()
         self.parts = []
         self.tags = 0
+        self.hidden = 0
 
     def handle_starttag(self, tag, attrs):
         self.tags += 1
+        if tag in ("script", "style"):
+            self.hidden += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self.hidden > 0:
+            self.hidden -= 1
 
     def handle_data(self, data):
-        self.parts.append(data)
+        if self.hidden == 0:
+            self.parts.append(data)
 
 
-def html_text(data):
+def html_text(data, strict=True):
     parser = HtmlText()
-    parser.feed(data.decode("utf-8", "replace"))
-    if parser.tags == 0:
+    parser.feed(data.decode("utf-8", "replace") if isinstance(data, bytes) else data)
+    if strict and parser.tags == 0:
         fail("no HTML elements")
     return " ".join(parser.parts)
 
 
 # The part of each zip-based format that must exist, and the parts whose text is read.
 ZIP_FORMATS = {
-    "docx": ("word/document.xml", r"^word/document\.xml$"),
+    "docx": ("word/document.xml", r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$"),
     "xlsx": ("xl/workbook.xml", r"^xl/(sharedStrings|worksheets/sheet\d+)\.xml$"),
     "pptx": ("ppt/presentation.xml", r"^ppt/slides/slide\d+\.xml$"),
-    "odt": ("content.xml", r"^content\.xml$"),
+    "odt": ("content.xml", r"^(content|styles)\.xml$"),  # styles.xml: the page headers and footers
     "ods": ("content.xml", r"^content\.xml$"),
     "odp": ("content.xml", r"^content\.xml$"),
     "odg": ("content.xml", r"^content\.xml$"),
     "epub": ("META-INF/container.xml", r"\.(x?html|xml)$"),
+}
+# Per format, the elements between which words of the text are apart (see xml_text), and those
+# whose text is not shown.
+ODF_SEPARATORS = {"p", "h", "s", "tab", "line-break", "table-cell", "list-item", "frame"}
+SEPARATORS = {
+    "docx": ({"p", "tab", "br", "cr", "tc"}, {"instrText", "delText"}),
+    "pptx": ({"p", "br"}, {"tableStyleId"}),
+    "xlsx": ({"si", "c", "v", "is"}, ()),
+    "odt": (ODF_SEPARATORS, ()), "ods": (ODF_SEPARATORS, ()), "odp": (ODF_SEPARATORS, ()), "odg": (ODF_SEPARATORS, ()),
 }
 ODF_MIMETYPES = {
     "odt": "application/vnd.oasis.opendocument.text",
@@ -95,7 +133,7 @@ def zip_text(path, fmt):
     for name in names:
         if re.search(pattern, name) and not name.startswith("META-INF/"):
             data = archive.read(name)
-            texts.append(html_text(data) if name.endswith(".html") else xml_text(data))
+            texts.append(html_text(data) if name.endswith(".html") else xml_text(data, *SEPARATORS.get(fmt, (None, ()))))
     return " ".join(texts)
 
 
@@ -137,7 +175,8 @@ def mobi_text(path):
     for n in range(1, 1 + text_records):
         record = data[offsets[n]:offsets[n + 1]]
         text += palmdoc_decompress(record) if compression == 2 else record
-    return text.decode("utf-8", "replace")
+    # A MOBI book's text is HTML: its words are what the markup shows.
+    return html_text(text.decode("utf-8", "replace"), strict=False)
 
 
 def pdf_text(path, fmt):
@@ -154,7 +193,129 @@ def pdf_text(path, fmt):
             fail("no PDF/A-2 identification in the XMP metadata")
         if "/OutputIntents" not in subprocess.run(["qpdf", "--qdf", "--object-streams=disable", path, "-"], capture_output=True).stdout.decode("latin1"):
             fail("no output intent")
-    return subprocess.run(["pdftotext", "-enc", "UTF-8", path, "-"], capture_output=True, text=True).stdout
+    return subprocess.run(["pdftotext", "-enc", "UTF-8", path, "-"], capture_output=True, text=True).stdout, int(pages.group(1))
+
+
+# RTF destinations whose text is not the document's (tables of fonts, colours, styles; pictures,
+# field instructions and other machine data).
+RTF_SKIPPED = {
+    "fonttbl", "colortbl", "stylesheet", "info", "pict", "themedata", "colorschememapping", "datastore",
+    "latentstyles", "listtable", "listoverridetable", "rsidtbl", "generator", "xmlnstbl", "mmathPr",
+    "fldinst", "object", "objdata", "revtbl", "pgdsctbl",
+}
+
+
+# RTF font charsets and the code pages their \\'hh bytes are in.
+RTF_CHARSETS = {
+    0: "cp1252", 128: "cp932", 129: "cp949", 134: "gbk", 136: "big5", 161: "cp1253", 162: "cp1254",
+    177: "cp1255", 178: "cp1256", 186: "cp1257", 204: "cp1251", 222: "cp874", 238: "cp1250",
+}
+
+
+def rtf_text(data):
+    """The text of an RTF file: control words dropped, \\'hh (in the current font's charset, else
+    the document's code page) and \\uN decoded, skipped destinations left out."""
+    source = data.decode("latin1")
+    codepage = re.search(r"\\ansicpg(\d+)", source[:4096])
+    default = "cp%s" % codepage.group(1) if codepage else "cp1252"
+    try:
+        "".encode(default)
+    except LookupError:
+        default = "cp1252"
+    fonts = {int(number): RTF_CHARSETS.get(int(charset), default)
+             for number, charset in re.findall(r"\\f(\d+)[^;{}]*?\\fcharset(\d+)", source)}
+    parts = []
+    escaped = bytearray()  # consecutive \\'hh bytes: one character may take two (Shift-JIS, GBK)
+    stack = [[False, None, False]]  # per group: skipped (a destination)? its font; hidden (\\v)?
+    token = re.compile(r"\\'([0-9a-fA-F]{2})|\\u(-?\d+) ?|\\([a-zA-Z]+)(-?\d+)? ?|\\(.)|([{}])|([^\\{}]+)", re.S)
+    fresh_group = False
+    pending_skip = 0
+    fallback = 1  # \\ucN: the bytes after \\uN that stand in for it in readers without Unicode
+
+    def flush():
+        if escaped:
+            parts.append(escaped.decode(fonts.get(stack[-1][1], default), "replace"))
+            escaped.clear()
+
+    for match in token.finditer(source):
+        hexa, uni, word, number, symbol, brace, text = match.groups()
+        if hexa is None:
+            flush()
+        if brace == "{":
+            stack.append(list(stack[-1]))
+            fresh_group = True
+            continue
+        if brace == "}":
+            if len(stack) > 1:
+                stack.pop()
+            continue
+        if (symbol == "*" or word in RTF_SKIPPED) and fresh_group:
+            stack[-1][0] = True
+        if word == "f" and number is not None:
+            stack[-1][1] = int(number)
+        if word == "uc" and number is not None:
+            fallback = int(number)
+        if word == "v":  # hidden text, not shown
+            stack[-1][2] = number != "0"
+        fresh_group = False
+        if stack[-1][0] or stack[-1][2]:
+            continue
+        if word in ("par", "line", "tab", "cell", "row", "sect", "page"):
+            parts.append(" ")
+        elif hexa is not None:
+            if pending_skip:
+                pending_skip -= 1
+            else:
+                escaped.append(int(hexa, 16))
+        elif uni is not None:
+            parts.append(chr(int(uni) % 65536))
+            pending_skip = fallback
+        elif symbol is not None and symbol in "\\{}":
+            parts.append(symbol)
+        elif text is not None:
+            text = text.replace("\r", "").replace("\n", "")
+            if pending_skip and text:
+                dropped = min(pending_skip, len(text))
+                text = text[dropped:]
+                pending_skip -= dropped
+            parts.append(text)
+    flush()
+    return "".join(parts)
+
+
+def latex_text(source):
+    """The prose of a LaTeX document: its body, without comments, commands and environment names
+    (arguments stay, as they are mostly text: section titles, emphasis, captions)."""
+    body = re.search(r"\\begin\{document\}(.*?)(\\end\{document\}|$)", source, re.S)
+    text = body.group(1) if body else source
+    text = re.sub(r"(?<!\\)%.*", " ", text)
+    text = re.sub(r"\\(begin|end)\s*\{[^}]*\}(\{[^}]*\}|\[[^\]]*\])*", " ", text)
+    text = re.sub(r"\\(label|ref|cite|includegraphics|url|href|eqref|pageref|hypertarget)\s*(\[[^\]]*\])?\{[^}]*\}", " ", text)
+    text = re.sub(r"\\[a-zA-Z@]+\*?", " ", text)
+    return text
+
+
+def json_strings(value, parts):
+    """Every string of a JSON document, keys and values, in order."""
+    if isinstance(value, str):
+        parts.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            json_strings(item, parts)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            parts.append(key)
+            json_strings(item, parts)
+    return parts
+
+
+def ole_text(data):
+    """Runs of printable text in an OLE file, 8-bit and UTF-16: Word, Excel and PowerPoint keep text either way."""
+    # 8-bit runs: ASCII only, since any byte is a Latin-1 letter and would glue to a word's end.
+    runs = re.findall(r"[\x20-\x7e]{3,}", data.decode("latin1"))
+    for start in (0, 1):
+        runs += re.findall(r"[\x20-\x7e\u00a0-\u024f\u2010-\u201f]{3,}", data[start:].decode("utf-16-le", "replace"))
+    return "\n".join(runs)
 
 
 def image_text(path, fmt):
@@ -172,6 +333,7 @@ def image_text(path, fmt):
 
 def main():
     path, fmt = sys.argv[1], sys.argv[2]
+    pages = None
     data = open(path, "rb").read()
     if not data:
         fail("empty file")
@@ -180,12 +342,11 @@ def main():
     elif fmt in ("doc", "xls", "ppt"):
         if not data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
             fail("not an OLE compound file")
-        # Word, Excel and PowerPoint keep text as 8-bit or UTF-16 runs: both are searched.
-        text = data.decode("latin1") + " " + data.decode("utf-16-le", "replace")
+        text = ole_text(data)
     elif fmt in ("mobi", "azw3"):
         text = mobi_text(path)
     elif fmt in ("pdf", "pdfa"):
-        text = pdf_text(path, fmt)
+        text, pages = pdf_text(path, fmt)
     elif fmt in ("png", "jpg", "tiff", "webp"):
         text = image_text(path, fmt)
     elif fmt == "svg":
@@ -199,16 +360,20 @@ def main():
     elif fmt == "rtf":
         if not data.startswith(b"{\\rtf"):
             fail("no {\\rtf header")
-        text = data.decode("latin1")
+        text = rtf_text(data)
     elif fmt == "html":
         text = html_text(data)
-    elif fmt in ("fb2", "docbook", "xml", "opml"):
+    elif fmt in ("fb2", "docbook", "opml"):
         text = xml_text(data)
+    elif fmt == "xml":
+        text = xml_text(data, names=True)
     elif fmt in ("ipynb", "json"):
         try:
-            text = json.dumps(json.loads(data), ensure_ascii=False)
+            text = " ".join(json_strings(json.loads(data), []))
         except ValueError as error:
             fail("not JSON: %s" % error)
+    elif fmt == "tex":  # a LaTeX source, read for its prose
+        text = latex_text(data.decode("utf-8", "replace"))
     elif fmt == "latex":
         text = data.decode("utf-8")
         if "\\begin{document}" not in text:
@@ -218,7 +383,7 @@ def main():
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             fail("not UTF-8: %s" % error)
-    print(json.dumps({"text": text}))
+    print(json.dumps({"text": text, "pages": pages}))
 
 
 main()

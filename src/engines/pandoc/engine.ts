@@ -8,11 +8,18 @@
 // output fails outright on any image it cannot embed: those writers rely on the OS sandbox alone.
 // Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
 // GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
+// pandoc 2.17's readers drop some content without a trace: a docx's charts, and the header rows
+// of an odt's tables (https://github.com/jgm/pandoc/issues/9327). Before pandoc reads a docx or
+// an odt, prepare-input.py (Python's standard library, in the same OS sandbox) writes a copy
+// where each chart's title and data are a paragraph and a table after the chart, and header rows
+// are ordinary rows. And the writers that print no title block (Markdown, plain text, ...) would
+// drop a title held in the document's metadata (a docx's Title paragraph, a DocBook <title>):
+// filters/title-heading.lua makes it the first heading there.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine } from '../../process/runner.ts';
+import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
@@ -28,6 +35,12 @@ const RTS_OPTIONS = ['+RTS', '-M768m', '-A12m', '-O128m', '-RTS'];
 /** Our Lua filters, bound read-only into the sandbox. */
 const FILTERS = fileURLToPath(new URL('./filters/', import.meta.url));
 const IMAGE_FILTER = path.join(FILTERS, 'no-external-images.lua');
+const TITLE_FILTER = path.join(FILTERS, 'title-heading.lua');
+/** Writes a copy of a docx or odt pandoc reads in full (see the top); bound read-only into the sandbox. */
+const PREPARE_SCRIPT = fileURLToPath(new URL('./prepare-input.py', import.meta.url));
+const PYTHON = '/usr/bin/python3';
+/** The sources prepare-input.py rewrites. */
+const PREPARED_SOURCES = new Set(['docx', 'odt']);
 /** Readers of plain-text markup: their images can only be references to files or URLs. */
 const TEXT_READERS = new Set(['md', 'gfm', 'rst', 'org', 'textile', 'mediawiki', 'jira', 'html', 'latex', 'ipynb', 'docbook', 'opml']);
 
@@ -48,6 +61,8 @@ const WRITERS: Readonly<Record<string, string>> = {
 const OS_SANDBOX_ONLY = new Set(['docx', 'odt', 'epub', 'ipynb']);
 /** Writers that make a complete document only when asked to (`--standalone`). */
 const STANDALONE = new Set(['html', 'latex', 'docbook']);
+/** Writers that print no title block (short of `--standalone`): the title filter puts the title in their body. */
+const NO_TITLE_BLOCK = new Set(['md', 'gfm', 'rst', 'org', 'txt', 'asciidoc', 'textile', 'mediawiki', 'jira', 'ipynb']);
 
 /**
  * Between office formats LibreOffice keeps the layout (page setup, styles, tables) that pandoc's
@@ -97,6 +112,7 @@ export class PandocEngine implements Engine {
     if (OS_SANDBOX_ONLY.has(to) || writer === 'json') args.push(`--lua-filter=${IMAGE_FILTER}`);
     if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
     if (STANDALONE.has(to)) args.push('--standalone');
+    if (NO_TITLE_BLOCK.has(to)) args.push(`--lua-filter=${TITLE_FILTER}`);
     // A file name from the service, never one that could read as an option.
     args.push('--', `./${input}`);
     return args;
@@ -121,12 +137,34 @@ export class PandocEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, workDir } = request;
-    const runs = this.runs(from, to, path.basename(input), path.basename(output));
+    const prepared = PREPARED_SOURCES.has(from) ? await this.prepare(request) : undefined;
+    const runs = this.runs(from, to, prepared ?? path.basename(input), path.basename(output));
     try {
       for (const args of runs) await this.runPandoc(args, request);
     } finally {
       if (runs.length > 1) await fs.rm(path.join(workDir, 'document-tree.json'), { force: true });
+      if (prepared) await fs.rm(path.join(workDir, prepared), { force: true });
     }
+  }
+
+  /**
+   * Writes the copy of a docx or odt that pandoc reads in full (see the top), when the upload
+   * needs one, and returns its name. Should the step fail (a file too odd for it), pandoc reads
+   * the upload as it came and the job goes on: pandoc is the judge of whether it is readable.
+   */
+  private async prepare({ input, from, workDir, limits, signal }: ConvertRequest): Promise<string | undefined> {
+    const name = `prepared.${from}`;
+    const copy = path.join(workDir, name);
+    const result = await this.context.run(PYTHON, ['-I', '-S', PREPARE_SCRIPT, from, `./${path.basename(input)}`, `./${name}`], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [PREPARE_SCRIPT],
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    if (result.exitCode !== 0) {
+      this.context.log.warn({ exitCode: result.exitCode, signal: result.signal, detail: lastErrorLine(result.stderr) }, 'preparing the file for pandoc failed: pandoc reads it as it came');
+      await fs.rm(copy, { force: true });
+      return undefined;
+    }
+    return fs.access(copy).then(() => name, () => undefined);
   }
 
   private async runPandoc(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {

@@ -3,6 +3,8 @@
 // runs no PostScript (docs/security.md#ghostscript-and-postscript). pdfinfo is read first (page count, page size,
 // encryption), and every tool is told which pages to touch, because poppler exits 0 on "Loop in
 // Pages tree" and "Bogus memory allocation size" (docs/security.md#pdf-and-poppler).
+// A scanned PDF (pages that are pictures, no text layer) gives pdftotext and pdftohtml nothing to
+// write: that job fails with a message saying so, rather than a blank file presented as done.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
@@ -19,6 +21,12 @@ const PDFTOHTML = '/usr/bin/pdftohtml';
 /** Rendering resolution of a page image, and the longest side allowed whatever the page size. */
 const RENDER_DPI = 150;
 const MAX_RENDER_SIDE = 5000;
+
+/** The job error for a PDF whose pages hold no text at all. */
+const NO_TEXT_LAYER = 'This PDF has no text layer (it is scanned or made of images): convert it to an image format, or to text once OCR is available.';
+
+/** How much of an output is read at a time when looking for its first letter or digit. */
+const SCAN_CHUNK = 64 * 1024;
 
 /** pdftoppm's device per target; WebP is rendered as PNG and encoded by sharp's sandboxed processes. */
 const IMAGE_TARGETS: Readonly<Record<string, string>> = { png: '-png', jpg: '-jpeg', tiff: '-tiff', webp: '-png' };
@@ -90,5 +98,49 @@ export class PopplerEngine implements Engine {
     if (result.exitCode !== 0) {
       throw new ConvertdError('corrupt_input', `poppler could not read the PDF (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}).`);
     }
+    if ((to === 'txt' || to === 'html') && !await holdsText(output, to === 'html')) throw new ConvertdError('conversion_failed', NO_TEXT_LAYER);
+  }
+}
+
+/** Markup of pdftohtml's pages that is not text: style and script blocks, comments, tags, character references. */
+const MARKUP = /<(style|script)\b[\s\S]*?<\/\1\s*>|<!--[\s\S]*?-->|<[^>]*>|&#?\w+;/gi;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/**
+ * Whether `file` holds a letter or a digit anywhere: pdftotext's output of a PDF without text is
+ * page breaks; pdftohtml's is a skeleton of empty pages, so there its head and its markup are
+ * left out. Reads in chunks and stops at the first one found, so a long document costs little.
+ */
+async function holdsText(file: string, markup: boolean): Promise<boolean> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(SCAN_CHUNK);
+    const decoder = new TextDecoder('utf-8');
+    let pending = '';
+    let inBody = !markup;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, SCAN_CHUNK, null);
+      if (bytesRead === 0) return false;
+      const chunk = decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+      if (!markup) {
+        if (LETTER_OR_DIGIT.test(chunk)) return true;
+        continue;
+      }
+      pending += chunk;
+      if (!inBody) {
+        const body = pending.search(/<body\b/i);
+        // "<body" may straddle two chunks: keep the end of this one.
+        if (body < 0) { pending = pending.slice(-8); continue; }
+        inBody = true;
+        pending = pending.slice(body);
+      }
+      const text = pending.replace(MARKUP, ' ');
+      // What follows an unfinished tag or reference waits for the next chunk.
+      const unfinished = text.search(/<|&[#\w]*$/);
+      if (LETTER_OR_DIGIT.test(unfinished < 0 ? text : text.slice(0, unfinished))) return true;
+      pending = unfinished < 0 ? '' : text.slice(unfinished);
+    }
+  } finally {
+    await handle.close();
   }
 }
