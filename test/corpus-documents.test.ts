@@ -22,7 +22,7 @@ const TARGETS: Record<string, string[]> = {
   ppt: ['pdf', 'pptx'], pptx: ['pdf', 'png'], odp: ['pdf', 'pptx'],
   pdf: ['png', 'txt', 'pdfa'], md: ['html', 'docx', 'pdf'], rst: ['html', 'docx'], html: ['pdf', 'md'], tex: ['html', 'docx'],
   epub: ['mobi', 'docx', 'pdf'], mobi: ['epub', 'txt'],
-  // TODO: pdb: ['txt', 'epub'] once the catalogue reads PalmDOC (today a .pdb is refused with 415).
+  pdb: ['epub', 'txt'],
 };
 /** Outputs whose text is compared with the source's: the targets that carry a document's words. */
 const TEXT_TARGETS = new Set(['pdf', 'pdfa', 'docx', 'odt', 'md', 'html', 'txt', 'epub', 'mobi']);
