@@ -62,10 +62,6 @@ const DOCUMENTED_LOSSES: ReadonlyArray<{ sources: ReadonlySet<string>; targets: 
   // docx and odt → epub lose the Markdown sample's table header ("kind count"), and so do the
   // ebooks calibre makes from that epub.
   { sources: new Set(['docx', 'odt']), targets: new Set(['epub', 'mobi', 'azw3', 'fb2']), words: ['kind', 'count'] },
-  // Data reaches PDF through the workbook the data engine writes, which sets no column widths:
-  // LibreOffice prints each column at its default width and cuts a cell's text at the next
-  // filled cell: the sample's longest name prints as "Quokkabir".
-  { sources: new Set(Object.keys(DATA_SAMPLES)), targets: new Set(['pdf', 'pdfa']), words: [MARKER.toLowerCase()] },
 ];
 /** The words a pair must keep: the sample's, less a documented loss. */
 function wordsKept(from: string, to: string, words: readonly string[]): readonly string[] {

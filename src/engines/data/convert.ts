@@ -330,6 +330,25 @@ function cellText(value: unknown): string {
  */
 const LISTING_WIDTHS = [36, 54];
 
+/** A table's columns in xlsx are as wide as their longest value in the first rows, within these bounds (characters). */
+const COLUMN_WIDTH = { min: 8, max: 60, sampledRows: 1000 };
+
+/**
+ * Each column's width for a record table: LibreOffice prints (pdf, images) a cell's text only up to
+ * the next filled cell, so at the default width of about 10 characters a longer name was cut off.
+ * The first rows decide, as the streaming writer needs the widths before the first row.
+ */
+function columnWidths(rows: readonly Row[]): number[] {
+  const widths: number[] = [];
+  for (const row of rows.slice(0, COLUMN_WIDTH.sampledRows)) {
+    row.forEach((value, index) => {
+      const longestLine = Math.max(...cellText(value).split('\n').map((line) => line.length));
+      widths[index] = Math.max(widths[index] ?? COLUMN_WIDTH.min, Math.min(COLUMN_WIDTH.max, longestLine + 2));
+    });
+  }
+  return widths;
+}
+
 async function writeTable(file: string, format: string, rows: Row[], listing = false): Promise<void> {
   if (format === 'ods') return writeOds(file, rows);
   if (format === 'xlsx') {
@@ -339,6 +358,8 @@ async function writeTable(file: string, format: string, rows: Row[], listing = f
     const sheet = book.addWorksheet('Sheet1');
     if (listing) {
       sheet.columns = LISTING_WIDTHS.map((width) => ({ width, style: { alignment: { wrapText: true, vertical: 'top' } } }));
+    } else {
+      sheet.columns = columnWidths(rows).map((width) => ({ width }));
     }
     for (const row of rows) {
       sheet.addRow(row.map((value) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : value))).commit();
