@@ -1,6 +1,6 @@
 // Files from old programs that the engines read but that carry no signature file-type knows:
 // bare Excel BIFF streams (Excel 2.x to 4.0 worksheets, and BIFF5/BIFF8 streams taken out of
-// their OLE container), read by LibreOffice; and Palm database ebooks (PalmDOC and kin, often
+// their OLE container) and Microsoft Works spreadsheets (Windows and DOS), read by LibreOffice; and Palm database ebooks (PalmDOC and kin, often
 // named .mobi or .prc), read by calibre. The test writes each file byte by byte, converts it
 // through the HTTP API and reads the result with independent tools (Python's zipfile/csv for
 // workbooks, poppler for PDF, test/helpers/read_document.py for ebooks): the words and numbers
@@ -85,6 +85,35 @@ const SHEETS: ReadonlyArray<{ label: string; file: string; data: Buffer; word: s
 /** What each target of a workbook is read with, and how its text is obtained. */
 const SHEET_TARGETS = ['xlsx', 'csv', 'pdf'] as const;
 
+// --- Microsoft Works spreadsheets ----------------------------------------------------------------
+
+/**
+ * A Works spreadsheet with a word in A1 and a number in A2, in Lotus-style records (the BIFF
+ * `record` layout above: type, body length, body). Works for Windows: BOF record 0x00FF, cells
+ * addressed by column byte, sheet byte, row, then a style number. Works for DOS (the layout of
+ * Lotus 1-2-3 release 1A): BOF record 0x0000, cells led by a format byte, column and row as 16-bit
+ * numbers, labels by an alignment character. Two settings records (calculation mode and order)
+ * come first: libwps, LibreOffice's Works reader, wants four records before the end to accept a file.
+ */
+function worksSheet(kind: 'windows' | 'dos', word: string, number: number): Buffer {
+  const windows = kind === 'windows';
+  const at = (row: number) => windows ? Buffer.concat([Buffer.from([0, 0]), u16(row, 0)]) : Buffer.concat([Buffer.from([0xff]), u16(0, row)]);
+  return Buffer.concat([
+    record(windows ? 0x00ff : 0x0000, u16(0x0404)),
+    record(0x0002, Buffer.from([0xff])),
+    record(0x0003, Buffer.from([0x00])),
+    record(0x000f, Buffer.concat([at(0), Buffer.from(`${windows ? '' : "'"}${word}\0`, 'latin1')])),
+    record(0x000e, Buffer.concat([at(1), f64(number)])),
+    record(0x0001, Buffer.alloc(0)),
+  ]);
+}
+const WORKS_SHEETS: ReadonlyArray<{ label: string; file: string; data: Buffer; word: string; number: number }> = [
+  { label: 'Works for Windows spreadsheet', file: 'budget.wks', data: worksSheet('windows', 'Kestrel', 7890.25), word: 'Kestrel', number: 7890.25 },
+  // Named .xls: read as text, LibreOffice would give the record bytes as cells; the content decides.
+  { label: 'Works for Windows spreadsheet named .xls', file: 'budget.xls', data: worksSheet('windows', 'Merlin', 8901.5), word: 'Merlin', number: 8901.5 },
+  { label: 'Works for DOS spreadsheet (Lotus 1-2-3 1A layout)', file: 'BUDGET.WKS', data: worksSheet('dos', 'Harrier', 9012.75), word: 'Harrier', number: 9012.75 },
+];
+
 function readRecords(file: string, format: 'xlsx' | 'csv'): Array<Record<string, string>> {
   return JSON.parse(execFileSync(PYTHON, [path.resolve('test/helpers/read_data.py'), file, format], { encoding: 'utf8' })) as Array<Record<string, string>>;
 }
@@ -150,8 +179,9 @@ async function sniffed(data: Buffer, name: string): Promise<string | undefined> 
   return (await sniffFile(await writeTemp(data, name), name, catalogue)).format?.id;
 }
 
-test('the sniffer takes bare BIFF streams as xls and Palm ebooks as pdb, and not their near misses', async () => {
+test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks and Palm ebooks as pdb, and not their near misses', async () => {
   for (const sheet of SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'xls', sheet.label);
+  for (const sheet of WORKS_SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'wks', sheet.label);
   const book = palmDoc('Lighthouse', BOOK_TEXT);
   assert.equal(await sniffed(book, 'book.mobi'), 'pdb', 'PalmDOC named .mobi');
   assert.equal(await sniffed(book, 'book.prc'), 'pdb', 'PalmDOC named .prc');
@@ -163,6 +193,10 @@ test('the sniffer takes bare BIFF streams as xls and Palm ebooks as pdb, and not
     ['a BIFF4 BOF with a wrong length', Buffer.concat([record(0x0409, u16(0, 0x0010, 0, 0)), cells(4, 'x', 1), EOF])],
     ['a BIFF5 BOF with an unknown version', Buffer.concat([record(0x0809, u16(0x0400, 0x0010, 0, 0)), cells(5, 'x', 1), EOF])],
     ['a BIFF BOF with nothing after it', worksheet4.subarray(0, 10)],
+    ['a Lotus 1-2-3 WK1 worksheet (BOF version 0x0406)', (() => { const wk1 = worksSheet('dos', 'x', 1); wk1.writeUInt16LE(0x0406, 4); return wk1; })()],
+    ['a Works BOF with a wrong length', Buffer.concat([record(0x00ff, u16(0x0404, 0)), worksSheet('windows', 'x', 1).subarray(6)])],
+    ['a Works BOF with nothing after it', worksSheet('windows', 'x', 1).subarray(0, 6)],
+    ['a Works BOF followed by a record of no Lotus or Works type', Buffer.concat([record(0x00ff, u16(0x0404)), record(0x1234, Buffer.alloc(4))])],
     ['a Palm database of another kind (an address book)', Buffer.concat([book.subarray(0, 60), Buffer.from('DATAaddr', 'latin1'), book.subarray(68)])],
     ['a PalmDOC header with no records', Buffer.concat([book.subarray(0, 76), Buffer.from([0, 0]), book.subarray(78)])],
     ['a PalmDOC header whose records point into its own header', (() => { const bad = Buffer.from(book); bad.writeUInt32BE(10, 78); return bad; })()],
@@ -175,14 +209,14 @@ describe('through the service', () => {
   before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });
   after(async () => { await server.stop(); });
 
-  test('bare Excel 2.x-4.0 worksheets and BIFF5/BIFF8 streams become xlsx, csv and pdf with their cells', { timeout: 600_000 }, async () => {
-    const catalogueEntry = (await fetchCatalogue(server.url)).find((f) => f.id === 'xls')!;
-    for (const target of SHEET_TARGETS) assert.ok(catalogueEntry.targets.includes(target), `xls → ${target} is listed`);
-    // One job per stream and target, all at once: the service queues them.
-    await Promise.all(SHEETS.flatMap((sheet) => SHEET_TARGETS.map(async (target) => {
+  /** Converts each sheet to each workbook target, all at once (the service queues them), and reads its cells back. */
+  async function convertSheets(source: string, sheets: typeof SHEETS): Promise<void> {
+    const catalogueEntry = (await fetchCatalogue(server.url)).find((f) => f.id === source)!;
+    for (const target of SHEET_TARGETS) assert.ok(catalogueEntry.targets.includes(target), `${source} → ${target} is listed`);
+    await Promise.all(sheets.flatMap((sheet) => SHEET_TARGETS.map(async (target) => {
       const where = `${sheet.label} → ${target}`;
       const { record, bytes } = await convert(server.url, sheet.data, sheet.file, target);
-      assert.equal(record.source, 'xls', where);
+      assert.equal(record.source, source, where);
       const file = await writeTemp(bytes, `out.${target}`);
       if (target === 'pdf') {
         const text = readText(file, 'pdf');
@@ -193,6 +227,14 @@ describe('through the service', () => {
         assert.deepEqual(readRecords(file, target), [{ [sheet.word]: String(sheet.number) }], where);
       }
     })));
+  }
+
+  test('bare Excel 2.x-4.0 worksheets and BIFF5/BIFF8 streams become xlsx, csv and pdf with their cells', { timeout: 600_000 }, async () => {
+    await convertSheets('xls', SHEETS);
+  });
+
+  test('Works spreadsheets (Windows and DOS) become xlsx, csv and pdf with their cells', { timeout: 600_000 }, async () => {
+    await convertSheets('wks', WORKS_SHEETS);
   });
 
   test('a PalmDOC ebook named .pdb or .mobi converts to each ebook target with its words', { timeout: 600_000 }, async () => {

@@ -103,8 +103,9 @@ function namedVariant(signed: FormatDefinition, byName: FormatDefinition | undef
   return byName?.nameDecides && byName.signatureOf === signed.id ? byName : signed;
 }
 
-/** Signatures too weak to overrule the name: a cursor's is 00 00 02 00, which is also how every
- * uncompressed true-colour TGA without an id field begins. */
+/** Signatures too weak to overrule the name or one of our own signatures: a cursor's is 00 00 02 00,
+ * which is also how every uncompressed true-colour TGA without an id field begins, and how a Works
+ * for DOS (Lotus 1-2-3 1A) spreadsheet does (its BOF record; a cursor would hold 1028 images). */
 const WEAK_SIGNATURES = new Set(['cur']);
 
 export async function sniffFile(file: string, filename: string, catalogue: FormatCatalogue): Promise<SniffResult> {
@@ -112,7 +113,7 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
   const ext = path.extname(filename).slice(1).toLowerCase();
   const byName = ext ? catalogue.resolve(ext) : undefined;
   // file-type calls any XML document "xml"; an SVG is recognised below by its root element.
-  const weak = found && WEAK_SIGNATURES.has(found.ext) && byName?.detect === 'extension';
+  const weak = found && WEAK_SIGNATURES.has(found.ext) && (byName?.detect === 'extension' || ownSignature(head, catalogue) !== undefined);
   const byContent = found?.ext === 'xml' || weak ? undefined : found;
   if (byContent) {
     const variant = unsupportedVariant(head, byContent.ext);

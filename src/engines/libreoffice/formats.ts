@@ -38,6 +38,23 @@ export function isBiffStream(head: Buffer): boolean {
   return bof.types.includes(head.readUInt16LE(6)) && head.readUInt16LE(4 + length + 2) <= MAX_BIFF_RECORD;
 }
 
+/**
+ * A Microsoft Works spreadsheet (.wks): Lotus-style records (type, body length, body; little-endian)
+ * opening with a BOF whose two-byte body is 0x0404. Works for Windows writes the BOF as record
+ * 0x00FF; Works for DOS writes Lotus 1-2-3 release 1A's own BOF, record 0x0000, so a 1A worksheet
+ * is taken too (LibreOffice reads both kinds from a file named .wks: the Windows one through libwps,
+ * the DOS/1A one through its Lotus filter). Not matched: Lotus WK1 (version 0x0406) and later
+ * releases, whose files LibreOffice reads only with their own extensions. The header of a second
+ * record must follow, of a Lotus (0x00xx) or Works (0x54xx) type.
+ */
+export function isWorksSpreadsheet(head: Buffer): boolean {
+  if (head.length < 10) return false;
+  const bof = head.readUInt16LE(0);
+  if ((bof !== 0x00ff && bof !== 0x0000) || head.readUInt16LE(2) !== 2 || head.readUInt16LE(4) !== 0x0404) return false;
+  const next = head.readUInt16LE(6) >> 8;
+  return next === 0x00 || next === 0x54;
+}
+
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
   // Encrypted by Office: an OLE file holding the package; taken as docx when so named, so the job can say it is encrypted.
@@ -52,6 +69,8 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'txt', name: 'Plain text', category: 'document', mediaType: 'text/plain; charset=utf-8', extensions: ['txt', 'text'], detect: 'extension' },
   // Excel 97-2003 (and Excel 5/95) workbooks are OLE files holding a Workbook (Book) stream; Excel 2.x to 4.0 wrote bare BIFF streams.
   { id: 'xls', name: 'Excel workbook (97-2003 and older)', category: 'spreadsheet', mediaType: 'application/vnd.ms-excel', extensions: ['xls'], detect: 'magic', compoundStreams: ['Workbook', 'Book'], signature: isBiffStream },
+  // Named input.wks, LibreOffice's type detection picks its Works (libwps) or Lotus reader by the content.
+  { id: 'wks', name: 'Microsoft Works spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.ms-works', extensions: ['wks'], detect: 'magic', signature: isWorksSpreadsheet },
   { id: 'fods', name: 'Flat OpenDocument spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.oasis.opendocument.spreadsheet-flat-xml', extensions: ['fods'], detect: 'extension' },
   { id: 'pptx', name: 'PowerPoint presentation', category: 'presentation', mediaType: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', extensions: ['pptx'], detect: 'magic', encryptedInCompoundFile: true },
   { id: 'ppt', name: 'PowerPoint 97-2003 presentation', category: 'presentation', mediaType: 'application/vnd.ms-powerpoint', extensions: ['ppt', 'pps'], detect: 'magic', compoundStreams: ['PowerPoint Document'] },
