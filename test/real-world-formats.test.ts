@@ -7,6 +7,7 @@
 // the file holds must come back. The sniffer's near misses are checked directly.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -114,6 +115,44 @@ const WORKS_SHEETS: ReadonlyArray<{ label: string; file: string; data: Buffer; w
   { label: 'Works for DOS spreadsheet (Lotus 1-2-3 1A layout)', file: 'BUDGET.WKS', data: worksSheet('dos', 'Harrier', 9012.75), word: 'Harrier', number: 9012.75 },
 ];
 
+/**
+ * A Multiplan 1 worksheet (Microsoft Multiplan for DOS) with a word in R1C1 and a number in R2C1,
+ * laid out as libwps reads it (src/engines/libreoffice/formats.ts, isMultiplanSheet): a 666-byte
+ * header (signature, the names of linked files, the extent at 0xFA, settings left zero, the zone
+ * offsets at 0x28A), then a table of 16-bit cell positions, row by row, and the cells themselves.
+ * A cell is a formula length (none), a format byte (default), a kind byte (0x44: text, 0x04:
+ * number) and its data's length, then the data; a position of 0 means an empty cell, so the data
+ * zone starts with two unused bytes. Numbers are decimal: an exponent byte (0x40 for 10^0, the
+ * top bit the sign), then 14 BCD digits of a mantissa below 1.
+ */
+function multiplanSheet(word: string, number: number): Buffer {
+  const [mantissa, exponent] = Math.abs(number).toExponential().split('e');
+  const digits = mantissa!.replace('.', '').padEnd(14, '0');
+  const bcd = Buffer.from(Array.from({ length: 7 }, (_, i) => Number(digits[2 * i]) << 4 | Number(digits[2 * i + 1])));
+  const numberCell = Buffer.concat([Buffer.from([0, 0, 0x04, 8, (number < 0 ? 0x80 : 0) | (0x41 + Number(exponent))]), bcd]);
+  const text = Buffer.from(word, 'latin1');
+  // Cells start at even offsets.
+  const textCell = Buffer.concat([Buffer.from([0, 0, 0x44, text.length]), text, Buffer.alloc(text.length % 2)]);
+  const data = Buffer.concat([Buffer.alloc(2), textCell, numberCell]);
+  const positions = u16(2, 2 + textCell.length); // rows 1 and 2 of column 1
+  const header = Buffer.alloc(0x29a);
+  header.writeUInt16LE(0xe708, 0);
+  header.writeUInt16LE(2, 0xfa); // rows
+  header.writeUInt16LE(1, 0xfc); // columns
+  // Zone offsets from the end of the header: nothing, the cell positions, links and file names
+  // (none), the cell data (by its length), then shared data and names (none).
+  const end = positions.length + data.length;
+  [0, positions.length, positions.length, positions.length, data.length, end, end, end].forEach((offset, i) => header.writeUInt16LE(offset, 0x28a + 2 * i));
+  return Buffer.concat([header, positions, data]);
+}
+/** Random headers tried against the Multiplan signature: one passes with odds of about 1e-11 (two 1-255 extents, an exact table length, ordered offsets), and 10,000 take milliseconds. */
+const RANDOM_MULTIPLAN_TRIALS = 10_000;
+const MULTIPLAN_SHEETS: ReadonlyArray<{ label: string; file: string; data: Buffer; word: string; number: number }> = [
+  { label: 'Multiplan 1 worksheet', file: 'BUDGET.MP', data: multiplanSheet('Osprey', 6789.125), word: 'Osprey', number: 6789.125 },
+  // Named .xls: the content decides, and LibreOffice is handed the file as .mp.
+  { label: 'Multiplan 1 worksheet named .xls', file: 'ledger.xls', data: multiplanSheet('Peregrine', 5678.5), word: 'Peregrine', number: 5678.5 },
+];
+
 function readRecords(file: string, format: 'xlsx' | 'csv'): Array<Record<string, string>> {
   return JSON.parse(execFileSync(PYTHON, [path.resolve('test/helpers/read_data.py'), file, format], { encoding: 'utf8' })) as Array<Record<string, string>>;
 }
@@ -179,13 +218,15 @@ async function sniffed(data: Buffer, name: string): Promise<string | undefined> 
   return (await sniffFile(await writeTemp(data, name), name, catalogue)).format?.id;
 }
 
-test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks and Palm ebooks as pdb, and not their near misses', async () => {
+test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks, Multiplan ones as mp and Palm ebooks as pdb, and not their near misses', async () => {
   for (const sheet of SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'xls', sheet.label);
   for (const sheet of WORKS_SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'wks', sheet.label);
+  for (const sheet of MULTIPLAN_SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'mp', sheet.label);
   const book = palmDoc('Lighthouse', BOOK_TEXT);
   assert.equal(await sniffed(book, 'book.mobi'), 'pdb', 'PalmDOC named .mobi');
   assert.equal(await sniffed(book, 'book.prc'), 'pdb', 'PalmDOC named .prc');
   // Each near miss differs from a good file in one field the signature checks.
+  const multiplanWith = (change: (sheet: Buffer) => void) => { const sheet = multiplanSheet('x', 1); change(sheet); return sheet; };
   const worksheet4 = worksheet(4, 'Plover', 1);
   const nearMisses: Array<[string, Buffer]> = [
     ['a BIFF4 chart (sheet type 0x0020), which has no cells', Buffer.concat([bof(4, 0x0020), EOF])],
@@ -197,11 +238,24 @@ test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks and 
     ['a Works BOF with a wrong length', Buffer.concat([record(0x00ff, u16(0x0404, 0)), worksSheet('windows', 'x', 1).subarray(6)])],
     ['a Works BOF with nothing after it', worksSheet('windows', 'x', 1).subarray(0, 6)],
     ['a Works BOF followed by a record of no Lotus or Works type', Buffer.concat([record(0x00ff, u16(0x0404)), record(0x1234, Buffer.alloc(4))])],
+    ['a Multiplan 2 or 3 file (signature 0xED0C), a layout not proven here', multiplanWith((sheet) => sheet.writeUInt16LE(0xed0c, 0))],
+    ['a Multiplan header with an empty extent (0 columns)', multiplanWith((sheet) => sheet.writeUInt16LE(0, 0xfc))],
+    ['a Multiplan header with more than 255 rows', multiplanWith((sheet) => sheet.writeUInt16LE(256, 0xfa))],
+    ['a Multiplan cell-position table too long for the extent', multiplanWith((sheet) => sheet.writeUInt16LE(6, 0x28c))],
+    ['a Multiplan zone offset that goes back', multiplanWith((sheet) => sheet.writeUInt16LE(2, 0x28e))],
+    ['a Multiplan header cut before its zone offsets', multiplanSheet('x', 1).subarray(0, 0x290)],
     ['a Palm database of another kind (an address book)', Buffer.concat([book.subarray(0, 60), Buffer.from('DATAaddr', 'latin1'), book.subarray(68)])],
     ['a PalmDOC header with no records', Buffer.concat([book.subarray(0, 76), Buffer.from([0, 0]), book.subarray(78)])],
     ['a PalmDOC header whose records point into its own header', (() => { const bad = Buffer.from(book); bad.writeUInt32BE(10, 78); return bad; })()],
   ];
   for (const [label, data] of nearMisses) assert.equal(await sniffed(data, 'upload.xls'), undefined, label);
+  // Multiplan's own mark is two bytes; the rest of its signature must turn away random data behind it.
+  const isMultiplanSheet = catalogue.get('mp')!.signature!;
+  for (let i = 0; i < RANDOM_MULTIPLAN_TRIALS; i++) {
+    const data = randomBytes(0x300);
+    data.writeUInt16LE(0xe708, 0);
+    assert.equal(isMultiplanSheet(data, ''), false, `random bytes after the Multiplan mark: ${data.toString('hex')}`);
+  }
 });
 
 describe('through the service', () => {
@@ -235,6 +289,10 @@ describe('through the service', () => {
 
   test('Works spreadsheets (Windows and DOS) become xlsx, csv and pdf with their cells', { timeout: 600_000 }, async () => {
     await convertSheets('wks', WORKS_SHEETS);
+  });
+
+  test('Multiplan 1 worksheets become xlsx, csv and pdf with their cells', { timeout: 600_000 }, async () => {
+    await convertSheets('mp', MULTIPLAN_SHEETS);
   });
 
   test('a PalmDOC ebook named .pdb or .mobi converts to each ebook target with its words', { timeout: 600_000 }, async () => {

@@ -48,7 +48,7 @@ const FAMILIES: readonly Family[] = [
   },
   {
     name: 'calc',
-    reads: ['xls', 'xlsx', 'ods', 'fods', 'wks'],
+    reads: ['xls', 'xlsx', 'ods', 'fods', 'wks', 'mp'],
     writes: {
       pdf: { filter: 'calc_pdf_Export' },
       xlsx: { filter: 'Calc MS Excel 2007 XML' },

@@ -55,6 +55,43 @@ export function isWorksSpreadsheet(head: Buffer): boolean {
   return next === 0x00 || next === 0x54;
 }
 
+/**
+ * Where a Multiplan 1 worksheet (Microsoft Multiplan for DOS) keeps what the sniffer checks, as
+ * libwps (LibreOffice's "Microsoft Multiplan" import) reads it: a fixed 666-byte header, the file
+ * signature in its first two bytes, the sheet's extent (rows, columns; each 1-255) at 0xFA, and at
+ * 0x28A eight 16-bit offsets delimiting the zones that follow the header (0x29A on). The second
+ * offset ends the table of cell positions, one 16-bit entry per cell of the extent.
+ */
+const MULTIPLAN = { signature: 0xe708, extent: 0xfa, zones: 0x28a, header: 0x29a } as const;
+
+/**
+ * A Multiplan 1 worksheet: the signature, an extent of 1-255 rows by 1-255 columns, and zone
+ * offsets that never go back (the fifth is a length added to the fourth, the sixth restarts the
+ * count: libwps reads them so) with the cell-position table exactly two bytes per cell of the
+ * extent. A 16-bit equality and seven ordered offsets: random binary practically never passes.
+ * Not matched: the later Multiplan layouts (signatures 0xEC0C and 0xED0C), which libwps also
+ * reads but which no hand-made file here has proven.
+ */
+export function isMultiplanSheet(head: Buffer): boolean {
+  if (head.length < MULTIPLAN.header || head.readUInt16LE(0) !== MULTIPLAN.signature) return false;
+  const rows = head.readUInt16LE(MULTIPLAN.extent);
+  const columns = head.readUInt16LE(MULTIPLAN.extent + 2);
+  if (rows === 0 || rows > 255 || columns === 0 || columns > 255) return false;
+  let last = 0;
+  for (let i = 0; i < 8; i++) {
+    let offset = head.readUInt16LE(MULTIPLAN.zones + 2 * i);
+    if (i === 4) offset += last; // the cell data zone is given by its length
+    if (i === 5) {
+      last = offset; // where the shared data starts: not ordered with the zones before it
+      continue;
+    }
+    if (offset < last) return false;
+    if (i === 1 && offset - last !== 2 * rows * columns) return false;
+    last = offset;
+  }
+  return last >= 4;
+}
+
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
   // Encrypted by Office: an OLE file holding the package; taken as docx when so named, so the job can say it is encrypted.
@@ -71,6 +108,8 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'xls', name: 'Excel workbook (97-2003 and older)', category: 'spreadsheet', mediaType: 'application/vnd.ms-excel', extensions: ['xls'], detect: 'magic', compoundStreams: ['Workbook', 'Book'], signature: isBiffStream },
   // Named input.wks, LibreOffice's type detection picks its Works (libwps) or Lotus reader by the content.
   { id: 'wks', name: 'Microsoft Works spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.ms-works', extensions: ['wks'], detect: 'magic', signature: isWorksSpreadsheet },
+  // Microsoft Multiplan for DOS (no registered media type); LibreOffice's type detection hands input.mp to libwps.
+  { id: 'mp', name: 'Microsoft Multiplan spreadsheet', category: 'spreadsheet', mediaType: 'application/x-multiplan', extensions: ['mp'], detect: 'magic', signature: isMultiplanSheet },
   { id: 'fods', name: 'Flat OpenDocument spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.oasis.opendocument.spreadsheet-flat-xml', extensions: ['fods'], detect: 'extension' },
   { id: 'pptx', name: 'PowerPoint presentation', category: 'presentation', mediaType: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', extensions: ['pptx'], detect: 'magic', encryptedInCompoundFile: true },
   { id: 'ppt', name: 'PowerPoint 97-2003 presentation', category: 'presentation', mediaType: 'application/vnd.ms-powerpoint', extensions: ['ppt', 'pps'], detect: 'magic', compoundStreams: ['PowerPoint Document'] },
