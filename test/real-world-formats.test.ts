@@ -145,12 +145,44 @@ function multiplanSheet(word: string, number: number): Buffer {
   [0, positions.length, positions.length, positions.length, data.length, end, end, end].forEach((offset, i) => header.writeUInt16LE(offset, 0x28a + 2 * i));
   return Buffer.concat([header, positions, data]);
 }
+/**
+ * A Multiplan 2 or 3 worksheet with a word in R1C1 and a number in R2C1, laid out as libwps reads
+ * those versions (src/engines/libreoffice/formats.ts, isLaterMultiplanSheet): a 967-byte header
+ * (the version's mark, linked-file names left empty, the extent at 0x112, settings left zero, 255
+ * column widths of 0xFF for "default" at 0x2AB, the zone list's offset at 0x3C5), then the zone
+ * list: a row count, one cell data zone (type 12, its length with its 6-byte head), the rows' mark
+ * (6) and one record per row (6, its length in 16-bit words, its number of cells, its index, then
+ * per column a 16-bit offset into the cell data zone and a zone number). A cell is a formula
+ * length (none), a format byte (default), its data's length, a kind byte (0x44: text, 0x04:
+ * number), then the data; numbers are IEEE doubles, little-endian, from version 2 on.
+ */
+function laterMultiplanSheet(version: 2 | 3, word: string, number: number): Buffer {
+  const text = Buffer.from(word, 'latin1');
+  // Cells start at even offsets.
+  const textCell = Buffer.concat([Buffer.from([0, 0, text.length, 0x44]), text, Buffer.alloc(text.length % 2)]);
+  const value = Buffer.alloc(8);
+  value.writeDoubleLE(number);
+  const numberCell = Buffer.concat([Buffer.from([0, 0, 8, 0x04]), value]);
+  const cellData = Buffer.concat([u16(12, 0, 6 + textCell.length + numberCell.length), textCell, numberCell]);
+  // Six words: the mark, the length, one cell, the row index, the cell's offset and zone (0), a pad byte.
+  const row = (index: number, offset: number) => Buffer.concat([u16(6, 6, 1, index, offset), Buffer.alloc(2)]);
+  const header = Buffer.alloc(0x3c7);
+  header.writeUInt16LE(version === 2 ? 0xec0c : 0xed0c, 0);
+  header.writeUInt16LE(2, 0x112); // rows
+  header.writeUInt16LE(1, 0x114); // columns
+  header.fill(0xff, 0x2ab, 0x3aa); // column widths: default
+  header.writeUInt16LE(0x3c7, 0x3c5); // the zone list follows the header
+  return Buffer.concat([header, u16(2), cellData, u16(6), row(0, 6), row(1, 6 + textCell.length)]);
+}
 /** Random headers tried against the Multiplan signature: one passes with odds of about 1e-11 (two 1-255 extents, an exact table length, ordered offsets), and 10,000 take milliseconds. */
 const RANDOM_MULTIPLAN_TRIALS = 10_000;
 const MULTIPLAN_SHEETS: ReadonlyArray<{ label: string; file: string; data: Buffer; word: string; number: number }> = [
   { label: 'Multiplan 1 worksheet', file: 'BUDGET.MP', data: multiplanSheet('Osprey', 6789.125), word: 'Osprey', number: 6789.125 },
   // Named .xls: the content decides, and LibreOffice is handed the file as .mp.
   { label: 'Multiplan 1 worksheet named .xls', file: 'ledger.xls', data: multiplanSheet('Peregrine', 5678.5), word: 'Peregrine', number: 5678.5 },
+  { label: 'Multiplan 2 worksheet', file: 'BUDGET2.MP', data: laterMultiplanSheet(2, 'Gyrfalcon', 4567.375), word: 'Gyrfalcon', number: 4567.375 },
+  { label: 'Multiplan 3 worksheet', file: 'BUDGET3.MP', data: laterMultiplanSheet(3, 'Hobby', 3456.25), word: 'Hobby', number: 3456.25 },
+  { label: 'Multiplan 3 worksheet named .xls', file: 'ledger3.xls', data: laterMultiplanSheet(3, 'Lanner', 2345.5), word: 'Lanner', number: 2345.5 },
 ];
 
 function readRecords(file: string, format: 'xlsx' | 'csv'): Array<Record<string, string>> {
@@ -227,6 +259,9 @@ test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks, Mul
   assert.equal(await sniffed(book, 'book.prc'), 'pdb', 'PalmDOC named .prc');
   // Each near miss differs from a good file in one field the signature checks.
   const multiplanWith = (change: (sheet: Buffer) => void) => { const sheet = multiplanSheet('x', 1); change(sheet); return sheet; };
+  const multiplan3With = (change: (sheet: Buffer) => void) => { const sheet = laterMultiplanSheet(3, 'x', 1); change(sheet); return sheet; };
+  const multiplan3 = laterMultiplanSheet(3, 'x', 1);
+  const multiplan3Rows = multiplan3.length - 2 - 2 * 12; // where the rows' mark sits
   const worksheet4 = worksheet(4, 'Plover', 1);
   const nearMisses: Array<[string, Buffer]> = [
     ['a BIFF4 chart (sheet type 0x0020), which has no cells', Buffer.concat([bof(4, 0x0020), EOF])],
@@ -238,7 +273,18 @@ test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks, Mul
     ['a Works BOF with a wrong length', Buffer.concat([record(0x00ff, u16(0x0404, 0)), worksSheet('windows', 'x', 1).subarray(6)])],
     ['a Works BOF with nothing after it', worksSheet('windows', 'x', 1).subarray(0, 6)],
     ['a Works BOF followed by a record of no Lotus or Works type', Buffer.concat([record(0x00ff, u16(0x0404)), record(0x1234, Buffer.alloc(4))])],
-    ['a Multiplan 2 or 3 file (signature 0xED0C), a layout not proven here', multiplanWith((sheet) => sheet.writeUInt16LE(0xed0c, 0))],
+    ['a Multiplan 1 layout under the Multiplan 3 mark', multiplanWith((sheet) => sheet.writeUInt16LE(0xed0c, 0))],
+    ['a Multiplan 3 layout under the Multiplan 1 mark', multiplan3With((sheet) => sheet.writeUInt16LE(0xe708, 0))],
+    ['a password-protected Multiplan 3 file (hash and checksum set)', multiplan3With((sheet) => sheet.writeUInt16LE(0x1234, 24))],
+    ['a Multiplan 3 header with an empty extent (0 rows)', multiplan3With((sheet) => sheet.writeUInt16LE(0, 0x112))],
+    ['a Multiplan 2 header with more than 255 columns', (() => { const sheet = laterMultiplanSheet(2, 'x', 1); sheet.writeUInt16LE(256, 0x114); return sheet; })()],
+    ['a Multiplan 3 zone list inside the header', multiplan3With((sheet) => sheet.writeUInt16LE(0x3c5, 0x3c5))],
+    ['a Multiplan 3 zone list past the end of the file', multiplan3With((sheet) => sheet.writeUInt16LE(0x4000, 0x3c5))],
+    ['a Multiplan 3 zone of an unknown type (13)', multiplan3With((sheet) => sheet.writeUInt16LE(13, 0x3c9))],
+    ['a Multiplan 3 zone list with no cell data before the rows (type 11)', multiplan3With((sheet) => sheet.writeUInt16LE(11, 0x3c9))],
+    ['a Multiplan 3 zone shorter than its own head', multiplan3With((sheet) => sheet.writeUInt16LE(4, 0x3cd))],
+    ['a Multiplan 3 zone longer than the file', multiplan3With((sheet) => sheet.writeUInt16LE(sheet.length, 0x3cd))],
+    ['a Multiplan 3 file cut before its rows', multiplan3.subarray(0, multiplan3Rows)],
     ['a Multiplan header with an empty extent (0 columns)', multiplanWith((sheet) => sheet.writeUInt16LE(0, 0xfc))],
     ['a Multiplan header with more than 255 rows', multiplanWith((sheet) => sheet.writeUInt16LE(256, 0xfa))],
     ['a Multiplan cell-position table too long for the extent', multiplanWith((sheet) => sheet.writeUInt16LE(6, 0x28c))],
@@ -255,6 +301,14 @@ test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks, Mul
     const data = randomBytes(0x300);
     data.writeUInt16LE(0xe708, 0);
     assert.equal(isMultiplanSheet(data, ''), false, `random bytes after the Multiplan mark: ${data.toString('hex')}`);
+  }
+  // The same for the Multiplan 2 and 3 marks, on whole files of the size of a small sheet: one
+  // passes with odds far below 1e-10 (two extents, a zone list offset inside the file, a zone
+  // type of 7-12 and lengths landing exactly on the rows' mark).
+  for (let i = 0; i < RANDOM_MULTIPLAN_TRIALS; i++) {
+    const data = randomBytes(0x600);
+    data.writeUInt16LE(i % 2 ? 0xec0c : 0xed0c, 0);
+    assert.equal(isMultiplanSheet(data, ''), false, `random bytes after a Multiplan 2/3 mark: ${data.toString('hex')}`);
   }
 });
 
@@ -291,7 +345,7 @@ describe('through the service', () => {
     await convertSheets('wks', WORKS_SHEETS);
   });
 
-  test('Multiplan 1 worksheets become xlsx, csv and pdf with their cells', { timeout: 600_000 }, async () => {
+  test('Multiplan 1, 2 and 3 worksheets become xlsx, csv and pdf with their cells', { timeout: 600_000 }, async () => {
     await convertSheets('mp', MULTIPLAN_SHEETS);
   });
 

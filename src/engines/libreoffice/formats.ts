@@ -65,15 +65,58 @@ export function isWorksSpreadsheet(head: Buffer): boolean {
 const MULTIPLAN = { signature: 0xe708, extent: 0xfa, zones: 0x28a, header: 0x29a } as const;
 
 /**
- * A Multiplan 1 worksheet: the signature, an extent of 1-255 rows by 1-255 columns, and zone
- * offsets that never go back (the fifth is a length added to the fourth, the sixth restarts the
- * count: libwps reads them so) with the cell-position table exactly two bytes per cell of the
- * extent. A 16-bit equality and seven ordered offsets: random binary practically never passes.
- * Not matched: the later Multiplan layouts (signatures 0xEC0C and 0xED0C), which libwps also
- * reads but which no hand-made file here has proven.
+ * Multiplan 2 and 3 (marks 0xEC0C and 0xED0C), as libwps reads them: eight linked-file names from
+ * 0x1A, the extent at 0x112 (1-4095 rows, 1-255 columns), fixed settings and column widths, then at
+ * 0x3C5 the offset of the zone list (0x3C7 or later). There, after a row count, come zones of 16-bit
+ * type 7-12 (12: cell data), each with its own length (6 or more, its 6-byte head included), and
+ * after the cell data a 16-bit 6 opens the rows. Version 3 keeps a password hash and checksum at 22.
+ */
+const MULTIPLAN_LATER = { signatures: [0xec0c, 0xed0c], password: 22, extent: 0x112, zoneList: 0x3c5, header: 0x3c7 } as const;
+/** How much of an upload a signature sees (the sniffer's head, catalogue.ts `signature`): shorter means the whole file. */
+const HEAD_BYTES = 8192;
+
+/** A Multiplan 2 or 3 worksheet: see MULTIPLAN_LATER and isMultiplanSheet. */
+function isLaterMultiplanSheet(head: Buffer): boolean {
+  if (head.length < MULTIPLAN_LATER.header) return false;
+  // A password-protected file is enciphered; libwps reads one only with its password, which the
+  // service has no way to ask for: left unrecognised rather than failing in LibreOffice.
+  if (head.readUInt32LE(MULTIPLAN_LATER.password) !== 0) return false;
+  const rows = head.readUInt16LE(MULTIPLAN_LATER.extent);
+  const columns = head.readUInt16LE(MULTIPLAN_LATER.extent + 2);
+  if (rows === 0 || rows > 4095 || columns === 0 || columns > 255) return false;
+  const zoneList = head.readUInt16LE(MULTIPLAN_LATER.zoneList);
+  // The head is the whole file when shorter than the sniffer reads; otherwise the zones may run
+  // past what it sees, and those past it are left to libwps.
+  const whole = head.length < HEAD_BYTES;
+  if (zoneList < MULTIPLAN_LATER.header || (whole && zoneList + 20 > head.length)) return false;
+  // Zones of rising type (the cell data may repeat), until the rows' mark after cell data.
+  let type = 6;
+  for (let at = zoneList + 2; at + 6 <= head.length;) {
+    const next = head.readUInt16LE(at);
+    if (next === 6 && type === 12) return true;
+    if (next > 12 || (next <= type && next !== 12)) return false;
+    type = next;
+    const length = head.readUInt16LE(at + 4);
+    if (length < 6) return false;
+    at += length;
+    if (at > head.length) return !whole;
+  }
+  return !whole;
+}
+
+/**
+ * A Multiplan worksheet. Multiplan 1: the signature, an extent of 1-255 rows by 1-255 columns, and
+ * zone offsets that never go back (the fifth is a length added to the fourth, the sixth restarts
+ * the count: libwps reads them so) with the cell-position table exactly two bytes per cell of the
+ * extent. Multiplan 2 and 3: their mark, an extent, and a chain of zone lengths that lands on the
+ * rows (isLaterMultiplanSheet). A 16-bit equality and a dozen ordered fields: random binary
+ * practically never passes.
  */
 export function isMultiplanSheet(head: Buffer): boolean {
-  if (head.length < MULTIPLAN.header || head.readUInt16LE(0) !== MULTIPLAN.signature) return false;
+  if (head.length < 2) return false;
+  const mark = head.readUInt16LE(0);
+  if ((MULTIPLAN_LATER.signatures as readonly number[]).includes(mark)) return isLaterMultiplanSheet(head);
+  if (head.length < MULTIPLAN.header || mark !== MULTIPLAN.signature) return false;
   const rows = head.readUInt16LE(MULTIPLAN.extent);
   const columns = head.readUInt16LE(MULTIPLAN.extent + 2);
   if (rows === 0 || rows > 255 || columns === 0 || columns > 255) return false;
