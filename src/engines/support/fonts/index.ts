@@ -13,8 +13,8 @@ export const FONT_PACKAGES: readonly string[] = [
   'fonts-liberation2', // 4 MB: the metrics of Arial, Times New Roman and Courier New
   'fonts-crosextra-carlito', // 2.7 MB: Calibri's metrics
   'fonts-crosextra-caladea', // 0.3 MB: Cambria's metrics
-  'fonts-noto-core', // 43 MB: Arabic, Hebrew, Devanagari and the other Indic scripts, Thai, Khmer, Ethiopic, ...
-  'fonts-noto-cjk', // 91 MB: Chinese, Japanese, Korean
+  'fonts-noto-core', // 42 MB: Arabic, Hebrew, Devanagari and the other Indic scripts, Thai, Khmer, Ethiopic, ...
+  'fonts-noto-cjk', // 89 MB: Chinese, Japanese, Korean
   // 3 MB: emoji as outlines. Not fonts-noto-color-emoji: its glyphs are colour bitmaps (CBDT) that
   // LibreOffice prefers for emoji and embeds in PDFs where no reader draws them, so every emoji of a
   // PDF came out invisible (docs/fidelity.md#fonts).
