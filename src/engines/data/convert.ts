@@ -330,6 +330,37 @@ function cellText(value: unknown): string {
  */
 const LISTING_WIDTHS = [36, 54];
 
+/** Points per line of wrapped text in a listing row (LibreOffice's default row is 12.8 pt); CJK faces' lines are taller. */
+const LINE_HEIGHT_POINTS = { latin: 13, wide: 16 };
+
+/**
+ * A listing row's height: the lines its tallest wrapped cell needs. LibreOffice does not
+ * recompute the height of rows it imports from xlsx, so a long path or value wrapped in its cell
+ * was drawn over the rows below it in pdf and image outputs.
+ */
+function listingRowHeight(row: Row): number {
+  const heights = row.map((value, index) => {
+    // A column's width counts characters of about a digit's width: most Latin letters are that or
+    // narrower; CJK characters and emoji take two.
+    const perLine = LISTING_WIDTHS[index] ?? LISTING_WIDTHS[0]!;
+    return cellText(value).split('\n').reduce((height, line) => {
+      const lines = Math.max(1, Math.ceil(displayWidth(line) / perLine));
+      return height + lines * (WIDE.test(line) ? LINE_HEIGHT_POINTS.wide : LINE_HEIGHT_POINTS.latin);
+    }, 0);
+  });
+  return Math.max(LINE_HEIGHT_POINTS.latin, ...heights);
+}
+
+/** East Asian wide characters (Hangul, CJK, kana, full-width forms) and emoji. */
+const WIDE = /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1FAFF}]/u;
+
+/** A line's width in columns: two for a wide character, one for any other. */
+function displayWidth(line: string): number {
+  let width = 0;
+  for (const character of line) width += WIDE.test(character) ? 2 : 1;
+  return width;
+}
+
 /** A table's columns in xlsx are as wide as their longest value in the first rows, within these bounds (characters). */
 const COLUMN_WIDTH = { min: 8, max: 60, sampledRows: 1000 };
 
@@ -362,7 +393,9 @@ async function writeTable(file: string, format: string, rows: Row[], listing = f
       sheet.columns = columnWidths(rows).map((width) => ({ width }));
     }
     for (const row of rows) {
-      sheet.addRow(row.map((value) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : value))).commit();
+      const added = sheet.addRow(row.map((value) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : value)));
+      if (listing) added.height = listingRowHeight(row);
+      added.commit();
     }
     sheet.commit();
     await book.commit();
