@@ -449,7 +449,7 @@ try {
     await giveToEngineUser(dir, sandbox);
     await engine.convert({
       input: path.join(dir, `input.${from}`), output: path.join(dir, `output.${to}`), from, to, workDir: dir,
-      onProgress: () => undefined, signal: AbortSignal.timeout(300_000), limits: engineLimits,
+      onProgress: () => undefined, signal: AbortSignal.timeout(300_000), limits: engineLimits, options: {},
     });
     await fs.rm(dir, { recursive: true, force: true });
   });

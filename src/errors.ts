@@ -19,6 +19,7 @@ export const ERRORS = {
   file_too_large: { status: 413, message: 'The file is larger than the upload limit: send a smaller file (see /api/limits).' },
   unsupported_format: { status: 415, message: 'The file\'s format is not one this service reads: see /api/formats for the formats it converts.' },
   unsupported_target: { status: 422, message: 'This file cannot be converted to the requested target: choose one of the listed targets.' },
+  invalid_option: { status: 422, message: 'A conversion option has a value it cannot take: see GET /api/formats/{source}/{target} for the options and what they allow.' },
   rate_limited: { status: 429, message: 'Too many submissions from this client: wait for the time in Retry-After, then try again.' },
   busy: { status: 503, message: 'The service has too much work queued: try again after the time in Retry-After.' },
   unavailable: { status: 503, message: 'The service is shutting down or not ready: try again after the time in Retry-After.' },
@@ -47,7 +48,7 @@ export type ErrorCode = keyof typeof ERRORS;
 /** Codes a failed job may carry in its progress record. */
 export const JOB_ERROR_CODES = [
   'corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large', 'interrupted',
-  'encrypted_input', 'unsafe_input',
+  'encrypted_input', 'unsafe_input', 'invalid_option',
   'unsupported_format', 'insufficient_storage', 'internal_error',
 ] as const satisfies readonly ErrorCode[];
 export type JobErrorCode = (typeof JOB_ERROR_CODES)[number];

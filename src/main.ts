@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     disk: () => storage.diskSpace(),
     pools: created.engines.flatMap((engine) => (engine.poolStats ? [{ name: engine.id, stats: () => engine.poolStats!() }] : [])),
   });
-  const service = new JobService({ store, queue, storage, engines, config, isolation, log, changes });
+  const service = new JobService({ store, queue, storage, engines, config, isolation, log, changes, metrics });
   const worker = new JobWorker({ store, storage, engines, config, isolation, log, metrics, changes });
   const sweeper = new Sweeper({ store, storage, config, log });
 

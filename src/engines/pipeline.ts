@@ -7,6 +7,7 @@ import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import type { FormatCatalogue } from '../formats/catalogue.ts';
 import { formatOfContent } from '../formats/sniff.ts';
+import type { StepOptions } from './options.ts';
 import type { Route } from './planner.ts';
 import type { EngineLimits } from './types.ts';
 
@@ -22,6 +23,8 @@ export interface PipelineRequest {
   readonly onProgress: (fraction: number) => void;
   /** Per-engine limits in seconds from CONVERTD_ENGINE_TIMEOUTS, over the engines' own. */
   readonly engineTimeouts?: Readonly<Record<string, number>>;
+  /** The options each step applies (planner.ts assignOptions), by step; absent: none. */
+  readonly stepOptions?: readonly StepOptions[];
 }
 
 /** The wall-clock limit of one step: the engine's, but never beyond what the job has left. */
@@ -29,6 +32,8 @@ export function stepTimeoutMs(engine: { id: string; timeoutSeconds?: number }, j
   const seconds = overrides[engine.id] ?? engine.timeoutSeconds;
   return Math.max(1, Math.floor(Math.min(jobRemainingMs, seconds === undefined ? Infinity : seconds * 1000)));
 }
+
+const NO_OPTIONS: StepOptions = Object.freeze({});
 
 /** How often the time-based estimate moves for engines that report no progress of their own. */
 const ESTIMATE_TICK_MS = 250;
@@ -108,6 +113,7 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
         onProgress: (fraction) => stepProgress(Math.min(0.99, fraction)),
         signal: AbortSignal.any([signal, stepTimer]),
         limits: { ...limits, timeoutMs },
+        options: request.stepOptions?.[index] ?? NO_OPTIONS,
       });
     } catch (error) {
       // The step's own limit ran out (engines report it as a timeout, or as the abort they saw).

@@ -1,6 +1,10 @@
 // Chooses how to turn one format into another over the edges of the working engines: the
 // cheapest chain of at most MAX_STEPS conversions (Dijkstra over declared costs). A direct edge
-// usually wins; a chain is used only where no single engine does the pair.
+// usually wins; a chain is used only where no single engine does the pair. When the client gave
+// options, the route that supports most of them wins, and the cheapest among those (so asking
+// for `quality` may move a conversion to the engine that has it). An edge from a format to itself
+// (a PNG resized, a PDF cut to pages) is a route of its own, never a link of a longer one.
+import { describeOption, type OptionDescriptor, type OptionSpec, type OptionValue, type StepOptions } from './options.ts';
 import type { ConversionEdge, Engine } from './types.ts';
 
 const MAX_STEPS = 3;
@@ -10,6 +14,9 @@ export interface RouteStep {
   readonly from: string;
   readonly to: string;
   readonly cost: number;
+  /** The options its edge declares. */
+  readonly options: readonly OptionSpec[];
+  readonly firstPageOnly: boolean;
 }
 
 export type Route = readonly RouteStep[];
@@ -23,6 +30,7 @@ export class RoutePlanner {
   /** Outgoing edges per source format, cheapest first. */
   private readonly outgoing = new Map<string, Candidate[]>();
   private readonly cache = new Map<string, Route | null>();
+  private readonly allRoutes = new Map<string, readonly Route[]>();
 
   constructor(engines: ReadonlyArray<{ engine: Engine; edges: readonly ConversionEdge[] }>) {
     for (const { engine, edges } of engines) {
@@ -40,11 +48,77 @@ export class RoutePlanner {
     return [...this.outgoing.keys()];
   }
 
-  /** The cheapest route, or undefined when none exists within MAX_STEPS. */
-  route(from: string, to: string): Route | undefined {
-    const key = `${from}>${to}`;
-    if (!this.cache.has(key)) this.cache.set(key, this.search(from, to));
+  /**
+   * The cheapest route, or undefined when none exists within MAX_STEPS. With option names: the
+   * cheapest of the routes that support the most of them.
+   */
+  route(from: string, to: string, wanted: readonly string[] = []): Route | undefined {
+    const names = [...new Set(wanted)].sort();
+    const key = `${from}>${to}>${names.join(',')}`;
+    if (!this.cache.has(key)) {
+      let found: Route | null;
+      if (names.length === 0 && from !== to) {
+        found = this.search(from, to);
+      } else {
+        // Every route, cheapest first (stable: equal costs keep the search's order); the first
+        // with the best coverage wins.
+        let best: Route | null = null;
+        let bestCovered = -1;
+        for (const route of this.routesBetween(from, to)) {
+          const covered = names.filter((name) => route.some((step) => step.options.some((o) => o.name === name))).length;
+          if (covered > bestCovered) {
+            best = route;
+            bestCovered = covered;
+          }
+        }
+        found = best;
+      }
+      this.cache.set(key, found);
+    }
     return this.cache.get(key) ?? undefined;
+  }
+
+  /**
+   * The options a client may give for a pair: those of every route between the two formats, each
+   * described as the cheapest route that has it declares it (the route the planner then takes).
+   */
+  optionsBetween(from: string, to: string): OptionDescriptor[] {
+    const found = new Map<string, OptionDescriptor>();
+    for (const route of this.routesBetween(from, to)) {
+      for (const spec of routeOptions(route)) if (!found.has(spec.name)) found.set(spec.name, describeOption(spec));
+    }
+    return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Every route from one format to the other within MAX_STEPS, cheapest first. */
+  private routesBetween(from: string, to: string): readonly Route[] {
+    const key = `${from}>${to}`;
+    let routes = this.allRoutes.get(key);
+    if (!routes) {
+      const found: Array<{ route: Route; cost: number }> = [];
+      if (from === to) {
+        for (const { engine, edge } of this.outgoing.get(from) ?? []) {
+          if (edge.to === from) found.push({ route: [stepOf(engine, edge)], cost: edge.cost });
+        }
+      } else {
+        const walk = (format: string, steps: RouteStep[], seen: Set<string>, cost: number) => {
+          for (const { engine, edge } of this.outgoing.get(format) ?? []) {
+            if (edge.to === edge.from || seen.has(edge.to)) continue;
+            if (edge.chainable === false && (steps.length > 0 || edge.to !== to)) continue;
+            const next = [...steps, stepOf(engine, edge)];
+            if (edge.to === to) {
+              found.push({ route: next, cost: cost + edge.cost });
+              continue;
+            }
+            if (next.length < MAX_STEPS && !edge.endsRoute && edge.chainable !== false) walk(edge.to, next, new Set([...seen, edge.to]), cost + edge.cost);
+          }
+        };
+        walk(from, [], new Set([from]), 0);
+      }
+      routes = found.sort((a, b) => a.cost - b.cost).map((r) => r.route);
+      this.allRoutes.set(key, routes);
+    }
+    return routes;
   }
 
   /** Every format reachable from `from`, in any number of steps up to MAX_STEPS. */
@@ -56,6 +130,11 @@ export class RoutePlanner {
       for (const format of frontier) {
         for (const { edge } of this.outgoing.get(format) ?? []) {
           if (edge.chainable === false && step > 0) continue;
+          if (edge.to === edge.from) {
+            // A route of its own: the format to itself, in one step, from the upload.
+            if (step === 0) found.add(edge.to);
+            continue;
+          }
           if (edge.to !== from && !found.has(edge.to)) {
             found.add(edge.to);
             // A route may end with an edge that does not chain, but never continue from it.
@@ -81,6 +160,7 @@ export class RoutePlanner {
       if (current.format === to) return current.steps;
       if (current.steps.length >= MAX_STEPS || current.ended) continue;
       for (const { engine, edge } of this.outgoing.get(current.format) ?? []) {
+        if (edge.to === edge.from) continue;
         // An edge that does not chain is a route of its own: the upload's format to the target.
         if (edge.chainable === false && (current.steps.length > 0 || edge.to !== to)) continue;
         const cost = current.cost + edge.cost;
@@ -88,9 +168,52 @@ export class RoutePlanner {
         const key = `${edge.to}#${current.steps.length + 1}#${ended}`;
         if (cost >= (best.get(key) ?? Infinity)) continue;
         best.set(key, cost);
-        queue.push({ format: edge.to, cost, steps: [...current.steps, { engine, from: edge.from, to: edge.to, cost: edge.cost }], ended });
+        queue.push({ format: edge.to, cost, steps: [...current.steps, stepOf(engine, edge)], ended });
       }
     }
     return null;
   }
+}
+
+function stepOf(engine: Engine, edge: ConversionEdge): RouteStep {
+  return { engine, from: edge.from, to: edge.to, cost: edge.cost, options: edge.options ?? [], firstPageOnly: edge.firstPageOnly === true };
+}
+
+/** The options a route supports: each name once, as the step that would apply it declares it. */
+export function routeOptions(route: Route): OptionSpec[] {
+  const byName = new Map<string, OptionSpec>();
+  for (const [index, step] of route.entries()) {
+    for (const spec of step.options) if (applyingStep(route, spec.name) === index) byName.set(spec.name, spec);
+  }
+  return [...byName.values()];
+}
+
+/** Which step applies an option: the first that declares it, or the last for options that shape the output. */
+function applyingStep(route: Route, name: string): number | undefined {
+  const declaring = route.flatMap((step, index) => {
+    const spec = step.options.find((o) => o.name === name);
+    return spec ? [{ index, spec }] : [];
+  });
+  if (declaring.length === 0) return undefined;
+  return declaring[0]!.spec.appliesAt === 'input' ? declaring[0]!.index : declaring.at(-1)!.index;
+}
+
+/**
+ * Hands each parsed option to the one step that applies it. A step rendering only a first page
+ * (firstPageOnly) with no page_range of its own asks the earlier step that takes page_range for
+ * page 1 alone: only the pages needed are converted.
+ */
+export function assignOptions(route: Route, values: Readonly<Record<string, OptionValue>>): StepOptions[] {
+  const perStep: Array<Record<string, OptionValue>> = route.map(() => ({}));
+  for (const [name, value] of Object.entries(values)) {
+    const index = applyingStep(route, name);
+    if (index !== undefined) perStep[index]![name] = value;
+  }
+  for (const [index, step] of route.entries()) {
+    if (!step.firstPageOnly || perStep[index]!['page_range'] !== undefined) continue;
+    if (route.slice(0, index).some((_, earlier) => perStep[earlier]!['page_range'] !== undefined)) continue;
+    const earlier = route.slice(0, index).findIndex((s) => s.options.some((o) => o.name === 'page_range'));
+    if (earlier >= 0) perStep[earlier]!['page_range'] = { kind: 'pages', spans: [{ from: 1, to: 1 }] };
+  }
+  return perStep;
 }

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { FormatCatalogue } from '../formats/catalogue.ts';
 import type { CatalogueEntry } from '../wire/shapes.ts';
+import type { OptionSpec } from './options.ts';
 import { RoutePlanner, type Route } from './planner.ts';
 import type { ConversionEdge, Engine } from './types.ts';
 
@@ -84,8 +85,18 @@ export class EngineRegistry {
     return this.targetsBySource.get(source) ?? [];
   }
 
-  route(from: string, to: string): Route | undefined {
-    return this.planner.route(from, to);
+  /** The route a job takes: the cheapest, or with option names the cheapest of those supporting the most of them. */
+  route(from: string, to: string, optionNames: readonly string[] = []): Route | undefined {
+    return this.planner.route(from, to, optionNames);
+  }
+
+  /** Every option some working engine declares, once per name (the first declaration): for the API document. */
+  allOptions(): OptionSpec[] {
+    const byName = new Map<string, OptionSpec>();
+    for (const engine of this.engines) {
+      for (const edge of engine.edges) for (const spec of edge.options ?? []) if (!byName.has(spec.name)) byName.set(spec.name, spec);
+    }
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** The health of the engines that keep processes, by engine id. */

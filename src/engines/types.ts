@@ -3,6 +3,7 @@
 // it at start and the planner routes jobs over the edges of the engines that passed. Engines never
 // see HTTP, job records or storage: a file in, a file out.
 import type { Capabilities } from './capabilities.ts';
+import type { OptionSpec, StepOptions } from './options.ts';
 import type { PoolStats } from '../process/pool/index.ts';
 
 export interface ConversionEdge {
@@ -25,6 +26,17 @@ export interface ConversionEdge {
    * icon, a PCX or a HEIC only multiplies pairs nobody needs. Default false.
    */
   readonly endsRoute?: boolean;
+  /**
+   * The options this conversion takes (options.ts): the contract's names, parsed before the job
+   * is accepted and handed to convert() as typed values. Absent: none.
+   */
+  readonly options?: readonly OptionSpec[];
+  /**
+   * True for an edge that renders only the first page of its input when given no page_range (a
+   * document's first page as a PNG): an earlier step of the route that takes page_range is then
+   * asked for the first page only, so a 2,000-page workbook is not converted whole for one image.
+   */
+  readonly firstPageOnly?: boolean;
 }
 
 export interface EngineLimits {
@@ -52,6 +64,12 @@ export interface ConvertRequest {
   /** Aborted when the job is cancelled or the service shuts down. */
   readonly signal: AbortSignal;
   readonly limits: EngineLimits;
+  /**
+   * The options this step applies, parsed into their types (options.ts; read them with
+   * numberOption, pageRangeOption, ...): only those its edge declares and the client gave, or the
+   * planner asked for (a first page). Empty for a job without options.
+   */
+  readonly options: StepOptions;
 }
 
 export interface Engine {

@@ -13,7 +13,7 @@ import { sendError } from './errors.ts';
 import { clientKey, RateLimits, rateLimitHeaders } from './rate-limits.ts';
 import { registerCatalogueRoutes } from './routes/catalogue.ts';
 import { registerConvertRoute } from './routes/convert.ts';
-import { registerDownloadRoute } from './routes/download.ts';
+import { registerDeleteRoute, registerDownloadRoute } from './routes/download.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerOpenApi } from './openapi.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
@@ -164,19 +164,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return sendError(request, reply, new ConvertdError('not_found'));
   });
 
-  await registerOpenApi(app, '0.1.0');
+  await registerOpenApi(app, '0.1.0', service.optionDescriptors());
   // @fastify/multipart adds an async onRequest and an async onResponse hook to every route of the
   // context it is registered in. Only the convert route reads a multipart body, so it has a context
   // of its own, and a progress poll does not pay for two promises and their microtask trips.
   await app.register(async (uploads) => {
     await uploads.register(multipart, {
-      limits: { fileSize: config.maxFileBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12, headerPairs: 100 },
+      // Options are text parts: room for every option a conversion takes, each value short.
+      limits: { fileSize: config.maxFileBytes, files: 1, fields: 40, fieldSize: 1024, parts: 42, headerPairs: 100 },
       throwFileSizeLimit: true,
     });
     registerConvertRoute(uploads, service, config.maxFileBytes);
   });
   registerProgressRoute(app, service);
   registerDownloadRoute(app, service);
+  registerDeleteRoute(app, service);
   registerCatalogueRoutes(app, service, config, { submit: submitLimits, read: readLimits });
   registerOperationsRoutes(app, service, deps.metrics);
   await registerWebRoutes(app);

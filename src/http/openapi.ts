@@ -8,9 +8,19 @@ import type { FastifyInstance } from 'fastify';
 // The licence is package.json's, imported as data (the HTTP layer reads no file itself).
 import PACKAGE from '../../package.json' with { type: 'json' };
 import { SHARED_SCHEMAS } from './schemas.ts';
+import type { OptionDescriptor } from '../wire/shapes.ts';
 
-/** The convert route's body is read as a multipart stream, not validated by a schema: described here. */
-const CONVERT_REQUEST_BODY = {
+/**
+ * The convert route's body is read as a multipart stream, not validated by a schema: described
+ * here, with a text part for every option some engine takes (GET /api/formats/{source}/{target}
+ * says which apply to a pair, with their bounds).
+ */
+function convertRequestBody(options: readonly OptionDescriptor[]) {
+  const optionParts = Object.fromEntries(options.map((option) => [option.name, {
+    type: 'string',
+    description: `Option (${option.type}${option.values ? `: ${option.values.join(', ')}` : ''}): ${option.description} Applies where the pair's options list it; otherwise ignored.`,
+  }]));
+  return {
   required: true,
   content: {
     'multipart/form-data': {
@@ -20,14 +30,16 @@ const CONVERT_REQUEST_BODY = {
         properties: {
           file: { type: 'string', format: 'binary', description: 'The file to convert (at most max_file_size_bytes of /api/limits).' },
           target: { type: 'string', description: 'A format id from /api/formats, such as "webp" (case-insensitive; "jpeg", ".png" work too).' },
+          ...optionParts,
         },
       },
       encoding: { file: { contentType: 'application/octet-stream' } },
     },
   },
-};
+  };
+}
 
-export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, version: string, options: readonly OptionDescriptor[]): Promise<void> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
@@ -50,7 +62,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
     transform: ({ schema, url }) => {
       if (url !== '/api/convert') return { schema, url };
-      return { schema: { ...schema, requestBody: CONVERT_REQUEST_BODY } as typeof schema, url };
+      return { schema: { ...schema, requestBody: convertRequestBody(options) } as typeof schema, url };
     },
     // A route for GET and HEAD (the download) is one operation object listed under both methods:
     // HEAD's gets an operationId of its own, as operationIds are unique.

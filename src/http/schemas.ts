@@ -6,11 +6,11 @@
 // real responses against the document).
 import Type, { type Static } from 'typebox';
 import {
-  ErrorBodySchema, FormatListSchema, FormatSchema, HealthSchema, LimitsSchema, ProgressRecordSchema, ReadinessSchema, SubmitAnswerSchema,
+  ConversionOptionsSchema, ErrorBodySchema, FormatListSchema, FormatSchema, HealthSchema, LimitsSchema, OptionDescriptorSchema, ProgressRecordSchema, ReadinessSchema, SubmitAnswerSchema,
 } from '../wire/shapes.ts';
 
 /** Shared schemas, registered with app.addSchema and referenced by $id (each a component of the document). */
-export const SHARED_SCHEMAS = [ErrorBodySchema, ProgressRecordSchema, SubmitAnswerSchema, FormatSchema, FormatListSchema, LimitsSchema, ReadinessSchema];
+export const SHARED_SCHEMAS = [ErrorBodySchema, ProgressRecordSchema, SubmitAnswerSchema, FormatSchema, FormatListSchema, OptionDescriptorSchema, ConversionOptionsSchema, LimitsSchema, ReadinessSchema];
 
 /** The progress routes' path parameter, named as the spec names it. */
 export const JobParamsSchema = Type.Object({ job_id: Type.String({ description: 'The job_id from /api/convert.' }) });
@@ -28,14 +28,14 @@ export const ROUTE_SCHEMAS = {
   convert: {
     operationId: 'submitConversion',
     summary: 'Submit a file for conversion',
-    description: 'multipart/form-data with one file part `file` and one text part `target` (a format id from /api/formats, case-insensitive). The source format is read from the content. Answers once the job is stored: it is never lost after this.',
+    description: 'multipart/form-data with one file part `file` and one text part `target` (a format id from /api/formats, case-insensitive). Further text parts are conversion options, by name (GET /api/formats/{source}/{target} lists those of a pair, with their types and bounds): a value is checked before the job is accepted (422 invalid_option), a name that does not apply is ignored and listed in the progress record\'s `ignored_options`. The source format is read from the content. Answers once the job is stored: it is never lost after this.',
     tags: ['conversion'],
     response: {
       200: ref(SubmitAnswerSchema, 'The job is accepted.'),
       400: errorResponse('invalid_request, missing_file or missing_target.'),
       413: errorResponse('file_too_large: details `max_bytes`.'),
       415: errorResponse('unsupported_format: details `detected`.'),
-      422: errorResponse('unsupported_target: details `source`, `targets`.'),
+      422: errorResponse('unsupported_target: details `source`, `targets`; or invalid_option: details `option`, `reason`, and what is allowed (`minimum`, `maximum`, `values`, `pattern`).'),
       429: errorResponse('rate_limited: see Retry-After; details `limit`, `window_seconds`, `retry_after_seconds`.'),
       503: errorResponse('busy (queue full), or unavailable (shutting down, or scaled out and Redis or the object storage cannot be reached): see Retry-After.'),
       507: errorResponse('insufficient_storage.'),
@@ -79,6 +79,31 @@ export const ROUTE_SCHEMAS = {
       404: errorResponse('file_not_found.'),
       410: errorResponse('expired.'),
       416: errorResponse('range_not_satisfiable.'),
+      ...READ_REFUSALS,
+    },
+  },
+  deleteResult: {
+    operationId: 'deleteResult',
+    summary: 'Delete a result now',
+    description: 'The path is the download_url of a done job: the file is deleted at once, before its lifetime ends; the job\'s progress record and the download answer 410 expired from then on. Whoever has the URL may delete it.',
+    tags: ['conversion'],
+    params: Type.Object({ file: Type.String({ description: '`{token}.{ext}`' }) }),
+    response: {
+      204: { description: 'Deleted.', type: 'null' },
+      404: errorResponse('file_not_found.'),
+      410: errorResponse('expired: already deleted, or past its lifetime.'),
+      ...READ_REFUSALS,
+    },
+  },
+  conversionOptions: {
+    operationId: 'getConversionOptions',
+    summary: 'The options of one conversion',
+    description: 'The options a submission from `source` to `target` may carry (format ids or aliases, case-insensitive), computed from the engines\' declarations, and the engines the conversion runs through by default.',
+    tags: ['catalogue'],
+    params: Type.Object({ source: Type.String(), target: Type.String() }),
+    response: {
+      200: ref(ConversionOptionsSchema, 'The options.'),
+      404: errorResponse('unsupported_format (the source is not read here) or unsupported_target (the source cannot become the target).'),
       ...READ_REFUSALS,
     },
   },

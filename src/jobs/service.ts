@@ -10,8 +10,11 @@ import { ConvertdError } from '../errors.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import { sniffFile } from '../formats/sniff.ts';
 import type { FileStorage, ResultHandle, Upload } from '../storage/types.ts';
-import type { CatalogueEntry, ProgressRecord, Readiness as ReadinessAnswer } from '../wire/shapes.ts';
+import type { CatalogueEntry, ConversionOptions, OptionDescriptor, ProgressRecord, Readiness as ReadinessAnswer } from '../wire/shapes.ts';
+import { checkOptions, describeOption } from '../engines/options.ts';
+import { routeOptions } from '../engines/planner.ts';
 import type { JobChanges } from './changes.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { EngineIsolation, JobQueue, JobRecord, JobStore } from './types.ts';
 
 export type { Upload } from '../storage/types.ts';
@@ -21,6 +24,8 @@ export interface Submission {
   readonly upload: Upload;
   readonly filename: string;
   readonly target: string;
+  /** The form's other text parts, by name: conversion options as the client sent them (raw text). */
+  readonly options?: Readonly<Record<string, string>>;
 }
 
 export interface Download {
@@ -54,6 +59,7 @@ export interface JobServiceDeps {
   readonly isolation: EngineIsolation;
   readonly log: Logger;
   readonly changes?: JobChanges;
+  readonly metrics?: Metrics;
 }
 
 export class JobService {
@@ -168,6 +174,7 @@ export class JobService {
           `A ${source.id} file cannot be converted to "${submission.target}": choose one of ${targets.join(', ')}.`,
           { source: source.id, targets });
       }
+      const { applied, ignored } = this.validateOptions(source.id, target.id, submission.options ?? {});
       await this.checkCapacity();
 
       const id = newJobId();
@@ -179,9 +186,12 @@ export class JobService {
         filename: submission.filename,
         inputBytes: upload.bytes,
         createdAt: Date.now(),
+        options: applied,
+        ignoredOptions: ignored,
       });
+      for (const name of Object.keys(applied)) this.deps.metrics?.options.inc({ name });
       // Logged before a worker can take it (a worker may be another process that logs at once).
-      log.info({ event: 'job_queued', job_id: id, source: source.id, target: target.id, bytes: upload.bytes }, 'job queued');
+      log.info({ event: 'job_queued', job_id: id, source: source.id, target: target.id, bytes: upload.bytes, ...(Object.keys(applied).length > 0 ? { options: applied } : {}) }, 'job queued');
       await queue.enqueue(id);
       return id;
     } finally {
@@ -190,6 +200,60 @@ export class JobService {
       // pool would wait behind it, adding a millisecond to the answer (BENCHMARKS.md, change 14).
       upload.discard();
     }
+  }
+
+  /**
+   * Splits the client's options into those the job's route applies (each value checked by parsing
+   * it: 422 invalid_option) and the names that do not apply (ignored, and listed).
+   */
+  private validateOptions(source: string, target: string, given: Readonly<Record<string, string>>): { applied: Record<string, string>; ignored: string[] } {
+    const names = Object.keys(given);
+    if (names.length === 0) return { applied: {}, ignored: [] };
+    const route = this.deps.engines.route(source, target, names);
+    const specs = route ? routeOptions(route) : [];
+    const applied: Record<string, string> = {};
+    const ignored: string[] = [];
+    for (const name of names) {
+      if (specs.some((spec) => spec.name === name)) applied[name] = given[name]!.trim();
+      else ignored.push(name);
+    }
+    // Parses every value (throws invalid_option), and checks them together (a size past the pixel cap, a trim that ends before it starts).
+    checkOptions(specs, applied, { maxImagePixels: this.deps.config.maxImagePixels });
+    return { applied, ignored };
+  }
+
+  /** GET /api/formats/{source}/{target}: the options of a pair and the engines it runs through by default. */
+  conversionOptions(sourceName: string, targetName: string): ConversionOptions {
+    const { engines } = this.deps;
+    const source = engines.formats.resolve(sourceName);
+    if (!source || !engines.reads(source.id)) throw new ConvertdError('unsupported_format', `"${sourceName}" is not a format this service reads: see /api/formats.`);
+    const target = engines.formats.resolve(targetName);
+    const targets = engines.targetsFor(source.id);
+    if (!target || !targets.includes(target.id)) {
+      throw new ConvertdError('unsupported_target', `A ${source.id} file cannot be converted to "${targetName}": choose one of ${targets.join(', ')}.`, { source: source.id, targets });
+    }
+    const route = engines.route(source.id, target.id);
+    return { source: source.id, target: target.id, steps: (route ?? []).map((step) => step.engine.id), options: engines.planner.optionsBetween(source.id, target.id) };
+  }
+
+  /** Every option name some engine takes, described: for the convert form in the API document. */
+  optionDescriptors(): OptionDescriptor[] {
+    return this.deps.engines.allOptions().map(describeOption);
+  }
+
+  /**
+   * DELETE on a download URL: the result goes at once, and the job answers 410 from then on (the
+   * record stays as a tombstone, as when the sweeper deletes an expired result).
+   */
+  async deleteResult(token: string, ext: string, now = Date.now()): Promise<void> {
+    const job = await this.deps.store.getByToken(token);
+    if (!job || job.status !== 'done' || job.target !== ext) throw new ConvertdError('file_not_found');
+    if (isExpired(job, now)) throw new ConvertdError('expired');
+    // The record first: from this instant the job answers 410, even if removing the file is slow.
+    await this.deps.store.markPurged(job.id, now);
+    await this.deps.storage.deleteResult(token, ext);
+    this.deps.changes?.notify(job.id);
+    this.deps.log.info({ event: 'result_deleted', job_id: job.id }, 'result deleted by its owner');
   }
 
   /** Takes up again every job a previous run accepted and did not finish. */
@@ -252,6 +316,12 @@ export class JobService {
       record.error = { code: job.errorCode ?? 'internal_error', message: job.errorMessage ?? '' };
     }
     if (job.expiresAt !== null) record.expires_at = new Date(job.expiresAt).toISOString();
+    // Only for a job given options: a client that sends none sees the record it always saw.
+    if (Object.keys(job.options).length > 0 || job.ignoredOptions.length > 0) {
+      record.options = { ...job.options };
+      record.ignored_options = [...job.ignoredOptions];
+    }
+    if (job.skipped.length > 0) record.skipped = [...job.skipped];
     return record;
   }
 

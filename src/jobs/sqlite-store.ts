@@ -4,7 +4,7 @@
 // service that answers in microseconds. Statements are prepared once.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { JobErrorCode } from '../errors.ts';
-import type { JobRecord, JobStatus, JobStore, NewJob } from './types.ts';
+import type { JobRecord, JobResult, JobStatus, JobStore, NewJob } from './types.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -24,7 +24,10 @@ CREATE TABLE IF NOT EXISTS jobs (
   expires_at    INTEGER,
   error_code    TEXT,
   error_message TEXT,
-  purged_at     INTEGER
+  purged_at     INTEGER,
+  options       TEXT,
+  ignored_options TEXT,
+  skipped       TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS jobs_unfinished ON jobs (created_at) WHERE status IN ('queued', 'running');
 CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE purged_at IS NULL;
@@ -49,7 +52,21 @@ interface Row {
   error_code: string | null;
   error_message: string | null;
   purged_at: number | null;
+  options: string | null;
+  ignored_options: string | null;
+  skipped: string | null;
 }
+
+const EMPTY_OPTIONS: Readonly<Record<string, string>> = Object.freeze({});
+const NONE: readonly string[] = Object.freeze([]);
+
+/** A JSON column written by this store; null (and a job stored before the column existed) is empty. */
+function fromJson<T>(text: string | null, empty: T): T {
+  return text === null ? empty : JSON.parse(text) as T;
+}
+
+/** Columns added after the first release, added to an existing database at open. */
+const ADDED_COLUMNS = ['options', 'ignored_options', 'skipped'];
 
 function toRecord(row: Row): JobRecord {
   return {
@@ -70,6 +87,9 @@ function toRecord(row: Row): JobRecord {
     errorCode: row.error_code as JobErrorCode | null,
     errorMessage: row.error_message,
     purgedAt: row.purged_at,
+    options: fromJson(row.options, EMPTY_OPTIONS),
+    ignoredOptions: fromJson(row.ignored_options, NONE),
+    skipped: fromJson(row.skipped, NONE),
   };
 }
 
@@ -91,17 +111,19 @@ export class SqliteJobStore implements JobStore {
     this.db = new DatabaseSync(file);
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.db.exec(SCHEMA);
+    const columns = new Set((this.db.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map((c) => c.name));
+    for (const column of ADDED_COLUMNS) if (!columns.has(column)) this.db.exec(`ALTER TABLE jobs ADD COLUMN ${column} TEXT`);
     const prepare = (sql: string) => this.db.prepare(sql);
     this.statements = {
-      insert: prepare(`INSERT INTO jobs (id, status, source, target, filename, input_bytes, created_at)
-                       VALUES (?, 'queued', ?, ?, ?, ?, ?)`),
+      insert: prepare(`INSERT INTO jobs (id, status, source, target, filename, input_bytes, created_at, options, ignored_options)
+                       VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?)`),
       get: prepare('SELECT * FROM jobs WHERE id = ?'),
       getByToken: prepare('SELECT * FROM jobs WHERE result_token = ?'),
       running: prepare(`UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1
                         WHERE id = ? AND status IN ('queued', 'running') RETURNING attempts`),
       progress: prepare(`UPDATE jobs SET progress = ? WHERE id = ? AND status = 'running' AND progress < ?`),
       done: prepare(`UPDATE jobs SET status = 'done', progress = 100, result_token = ?, result_bytes = ?,
-                     finished_at = ?, expires_at = ? WHERE id = ? AND status IN ('queued', 'running')`),
+                     finished_at = ?, expires_at = ?, skipped = ? WHERE id = ? AND status IN ('queued', 'running')`),
       error: prepare(`UPDATE jobs SET status = 'error', error_code = ?, error_message = ?, finished_at = ?,
                       expires_at = ? WHERE id = ? AND status IN ('queued', 'running')`),
       unfinished: prepare(`SELECT * FROM jobs WHERE status IN ('queued', 'running') ORDER BY created_at, rowid`),
@@ -116,7 +138,8 @@ export class SqliteJobStore implements JobStore {
   }
 
   async create(job: NewJob): Promise<void> {
-    this.run('insert').run(job.id, job.source, job.target, job.filename, job.inputBytes, job.createdAt);
+    const json = (value: object | undefined) => (value && Object.keys(value).length > 0 ? JSON.stringify(value) : null);
+    this.run('insert').run(job.id, job.source, job.target, job.filename, job.inputBytes, job.createdAt, json(job.options), json(job.ignoredOptions));
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
@@ -151,9 +174,10 @@ export class SqliteJobStore implements JobStore {
     this.run('progress').run(progress, id, progress);
   }
 
-  async markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<boolean> {
+  async markDone(id: string, result: JobResult): Promise<boolean> {
     this.recent.delete(id);
-    return this.run('done').run(result.token, result.bytes, result.finishedAt, result.expiresAt, id).changes === 1;
+    const skipped = result.skipped && result.skipped.length > 0 ? JSON.stringify(result.skipped) : null;
+    return this.run('done').run(result.token, result.bytes, result.finishedAt, result.expiresAt, skipped, id).changes === 1;
   }
 
   async markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<boolean> {

@@ -31,9 +31,27 @@ export interface JobRecord {
   readonly errorMessage: string | null;
   /** When the sweeper deleted the job's files; the record stays as a tombstone for a while. */
   readonly purgedAt: number | null;
+  /**
+   * The conversion options in force, by name, as the client gave them (text, trimmed): only those
+   * the job's route applies. Parsed again by the worker (engines/options.ts). Empty: none.
+   */
+  readonly options: Readonly<Record<string, string>>;
+  /** Option names the client sent that do not apply to this conversion (the progress record lists them). */
+  readonly ignoredOptions: readonly string[];
+  /** Of a result made of several files (target zip with each): the members carried unconverted. */
+  readonly skipped: readonly string[];
 }
 
-export type NewJob = Pick<JobRecord, 'id' | 'source' | 'target' | 'filename' | 'inputBytes' | 'createdAt'>;
+export type NewJob = Pick<JobRecord, 'id' | 'source' | 'target' | 'filename' | 'inputBytes' | 'createdAt'> & Partial<Pick<JobRecord, 'options' | 'ignoredOptions'>>;
+
+/** What a finished job records about its result. */
+export interface JobResult {
+  readonly token: string;
+  readonly bytes: number;
+  readonly finishedAt: number;
+  readonly expiresAt: number;
+  readonly skipped?: readonly string[];
+}
 
 export interface JobStore {
   /** Persists a new queued job; durable once the promise resolves. */
@@ -53,7 +71,7 @@ export interface JobStore {
    * Records the result unless the job already finished; false when it had (another worker, given
    * the job after this one was presumed dead, finished first: the caller discards its result).
    */
-  markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<boolean>;
+  markDone(id: string, result: JobResult): Promise<boolean>;
   /** Records the failure unless the job already finished; false when it had. */
   markError(id: string, error: { code: JobErrorCode; message: string; finishedAt: number; expiresAt: number }): Promise<boolean>;
   /** Queued and running jobs, oldest first: what a restart must take up again. */

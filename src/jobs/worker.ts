@@ -9,7 +9,9 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { JobChanges } from './changes.ts';
 import type { Config } from '../config.ts';
 import { ConvertdError, isDiskFull, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
+import { checkOptions } from '../engines/options.ts';
 import { runPipeline } from '../engines/pipeline.ts';
+import { assignOptions, routeOptions } from '../engines/planner.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { FileStorage } from '../storage/types.ts';
 import type { EngineIsolation, JobStore } from './types.ts';
@@ -73,8 +75,11 @@ export class JobWorker {
     const signal = AbortSignal.any([shutdown, AbortSignal.timeout(config.jobTimeoutSeconds * 1000)]);
     let lastProgress = job.progress;
     try {
-      const route = engines.route(job.source, job.target);
+      // The same route as at submission (the planner is deterministic), and the options parsed again
+      // from the stored text: a job taken up after a restart converts exactly as it was asked.
+      const route = engines.route(job.source, job.target, Object.keys(job.options));
       if (!route) throw new ConvertdError('conversion_failed', `No converter on this server turns ${job.source} into ${job.target} any more.`);
+      const stepOptions = assignOptions(route, checkOptions(routeOptions(route), job.options, { maxImagePixels: config.maxImagePixels }));
       engineIds = route.map((s) => s.engine.id).join('+');
       const workDir = await storage.createWorkDir(jobId);
       const input = await storage.fetchInput(jobId, workDir, job.source);
@@ -88,6 +93,7 @@ export class JobWorker {
         signal,
         formats: engines.formats,
         engineTimeouts: config.engineTimeouts,
+        stepOptions,
         limits: {
           timeoutMs: config.jobTimeoutSeconds * 1000,
           maxOutputBytes: config.maxOutputBytes,

@@ -63,6 +63,10 @@ export class Metrics {
     name: 'convertd_jobs_total', help: 'Finished jobs by status (done or error), error code and engines used',
     labelNames: ['status', 'code', 'engines'] as const, registers: [this.registry],
   });
+  readonly options = new Counter({
+    name: 'convertd_options_total', help: 'Conversion options applied to accepted jobs, by option name',
+    labelNames: ['name'] as const, registers: [this.registry],
+  });
   readonly conversionSeconds = new Histogram({
     name: 'convertd_conversion_seconds', help: 'Duration of a conversion (all its steps) by engines and pair family (source category > target category)',
     labelNames: ['engines', 'family'] as const, buckets: DURATION_BUCKETS, registers: [this.registry],

@@ -73,6 +73,9 @@ export const ProgressRecordSchema = Shared('ProgressRecord', Type.Object({
     code: StringEnum(JOB_ERROR_CODES),
     message: Type.String(),
   }, { description: 'When failed: why, in words a user can act on.' })),
+  options: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'When the client gave options: those in force for the job, as given (only those that apply).' })),
+  ignored_options: Type.Optional(Type.Array(Type.String(), { description: 'When the client gave options: the names that do not apply to this conversion and were ignored.' })),
+  skipped: Type.Optional(Type.Array(Type.String(), { description: 'When done, for target zip with each from an archive: the members carried unchanged because they cannot become `each`.' })),
 }, {
   description: 'A job\'s state. `progress` only rises and is 100 exactly when `status` is `done`.',
   examples: [{ job_id: '3q2Fz5lqfE0hS1v7Bm0YpQkR', status: 'done', progress: 100, source: 'png', target: 'webp', filename: 'photo.png', created_at: '2026-11-22T08:00:00.000Z', download_url: '/api/download/Xy7pQ2mVb3nR8sT1uW4zA6cD9eF0gH2j.webp', size: 48212, expires_at: '2026-11-22T08:30:00.000Z' }],
@@ -105,6 +108,32 @@ export const FormatListSchema = Shared('FormatList', Type.Object({
 }));
 /** GET /api/formats's answer. */
 export type FormatList = Static<typeof FormatListSchema>;
+
+export const OPTION_TYPES = ['integer', 'number', 'boolean', 'string', 'enum'] as const;
+
+export const OptionDescriptorSchema = Shared('OptionDescriptor', Type.Object({
+  name: Type.String({ description: 'The form part\'s name to send beside `file` and `target`.' }),
+  type: StringEnum(OPTION_TYPES),
+  description: Type.String(),
+  default: Type.Optional(Type.Union([Type.Number(), Type.Boolean(), Type.String()], { description: 'What applies when the option is not given.' })),
+  minimum: Type.Optional(Type.Number()),
+  maximum: Type.Optional(Type.Number()),
+  values: Type.Optional(Type.Array(Type.String(), { description: 'For enum: the allowed values.' })),
+  pattern: Type.Optional(Type.String({ description: 'For string: the syntax of a value (a regular expression).' })),
+}));
+/** One option of a conversion, as GET /api/formats/{source}/{target} describes it. */
+export type OptionDescriptor = Static<typeof OptionDescriptorSchema>;
+
+export const ConversionOptionsSchema = Shared('ConversionOptions', Type.Object({
+  source: Type.String(),
+  target: Type.String(),
+  steps: Type.Array(Type.String(), { description: 'The engines the conversion runs through when no option is given.' }),
+  options: Type.Array(Ref(OptionDescriptorSchema), { description: 'Sorted by name.' }),
+}, {
+  examples: [{ source: 'png', target: 'jpg', steps: ['sharp'], options: [{ name: 'quality', type: 'integer', description: 'Quality of the lossy encoder, 1-100: higher is better and larger.', minimum: 1, maximum: 100, default: 90 }] }],
+}));
+/** GET /api/formats/{source}/{target}'s answer. */
+export type ConversionOptions = Static<typeof ConversionOptionsSchema>;
 
 export const LimitsSchema = Shared('Limits', Type.Object({
   max_file_size_bytes: Type.Integer(),

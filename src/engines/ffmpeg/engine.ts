@@ -183,7 +183,7 @@ export class FfmpegEngine implements Engine {
       ensureSuccess(result, 'ffmpeg');
       // The gate reads ffmpeg's description of its input: prove that it reads this ffmpeg's.
       const limits = { timeoutMs: 20_000, maxOutputBytes: 10 * 1024 * 1024, maxImagePixels: 1, maxMediaSeconds: 60 };
-      const request = { input: path.join(dir, 'probe.mp3'), output: path.join(dir, 'probe.wav'), from: 'mp3', to: 'wav', workDir: dir, limits, signal: AbortSignal.timeout(20_000), onProgress: () => undefined };
+      const request = { input: path.join(dir, 'probe.mp3'), output: path.join(dir, 'probe.wav'), from: 'mp3', to: 'wav', workDir: dir, limits, signal: AbortSignal.timeout(20_000), onProgress: () => undefined, options: {} };
       const seen = await this.encode(request, encoderArgs('wav', SHORT_CLIP), () => 0, request.signal, () => undefined);
       if (seen?.container !== 'mp3' || !seen.hasAudio || !(seen.duration > 0)) {
         throw new Error(`ffmpeg's description of its input could not be read (${JSON.stringify(seen)})`);

@@ -7,13 +7,26 @@ import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
-import { isRaster, RASTER_FORMATS } from './formats.ts';
+import { rasterOptions, type RasterTarget } from '../support/raster-options.ts';
+import { isRaster, RASTER_FORMATS, type RasterFormat } from './formats.ts';
+import type { StepOptions } from '../options.ts';
 
 const IMAGES = fileURLToPath(new URL('./images.ts', import.meta.url));
 
-// Costs for the planner: AVIF encoding is several times slower than the rest.
+/** Each target's encoder: its default quality when lossy, and whether it holds transparency. */
+const TARGETS: Record<RasterFormat, RasterTarget> = {
+  png: { alpha: true },
+  jpg: { alpha: false, defaultQuality: 85 },
+  webp: { alpha: true, defaultQuality: 82 },
+  avif: { alpha: true, defaultQuality: 55 },
+  gif: { alpha: true },
+  tiff: { alpha: true },
+};
+
+// Costs for the planner: AVIF encoding is several times slower than the rest. Every format also
+// converts to itself (resized, re-encoded at another quality, its metadata stripped or kept).
 const EDGES: ConversionEdge[] = RASTER_FORMATS.flatMap((from) =>
-  RASTER_FORMATS.filter((to) => to !== from).map((to) => ({ from, to, cost: to === 'avif' ? 3 : 1 })),
+  RASTER_FORMATS.map((to) => ({ from, to, cost: to === 'avif' ? 3 : 1, options: rasterOptions(TARGETS[to]) })),
 );
 
 type ImageLimits = Pick<ConvertRequest['limits'], 'maxImagePixels' | 'timeoutMs'>;
@@ -50,14 +63,17 @@ export class SharpEngine implements Engine, RasterImages {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    await this.reencode(request.input, request.output, request.from, request.to, request.limits, request.signal);
+    await this.reencode(request.input, request.output, request.from, request.to, request.limits, request.signal, request.options);
   }
 
-  /** Converts one raster image to another format; also for engines that end in an image (poppler's WebP pages). */
-  async reencode(input: string, output: string, from: string, to: string, limits: ImageLimits, signal: AbortSignal): Promise<void> {
+  /**
+   * Converts one raster image to another format, with the raster options (support/raster-options.ts);
+   * also for engines that end in an image (poppler's WebP pages).
+   */
+  async reencode(input: string, output: string, from: string, to: string, limits: ImageLimits, signal: AbortSignal, options: StepOptions = {}): Promise<void> {
     if (!isRaster(from) || !isRaster(to)) throw new ConvertdError('conversion_failed', `sharp does not convert ${from} to ${to}.`);
     await this.pool.convert(input, output, {
-      from, to, maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000),
+      from, to, maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000), options,
     }, limits.timeoutMs, signal);
   }
 

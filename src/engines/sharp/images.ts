@@ -6,6 +6,8 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { ConvertdError } from '../../errors.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
+import { booleanOption, numberOption, rgbOption, type StepOptions } from '../options.ts';
+import { outputSize, requestedSize } from '../support/raster-options.ts';
 import { isRaster, RASTER_FORMATS, type RasterFormat } from './formats.ts';
 
 // One libvips thread per image and no operation cache: throughput comes from running one pooled
@@ -23,12 +25,14 @@ const MAX_FRAMES = 1000;
  * (measured bare), and effort 2 with 4:2:0 chroma still 8.7 s; effort 0 takes 1.6 s for the
  * same SSIM (0.9396 against 0.9397) and 18% more bytes (BENCHMARKS.md, change 37).
  */
-function encode(image: Sharp, to: RasterFormat): Sharp {
+function encode(image: Sharp, to: RasterFormat, options: StepOptions = {}): Sharp {
+  const quality = numberOption(options, 'quality');
+  const background = rgbOption(options) ?? { r: 255, g: 255, b: 255 };
   switch (to) {
     case 'png': return image.png({ compressionLevel: 6 });
-    case 'jpg': return image.flatten({ background: '#ffffff' }).jpeg({ quality: 85 });
-    case 'webp': return image.webp({ quality: 82, effort: 4 });
-    case 'avif': return image.avif({ quality: 55, effort: 0, chromaSubsampling: '4:2:0' });
+    case 'jpg': return image.flatten({ background: { r: background.r, g: background.g, b: background.b } }).jpeg({ quality: quality ?? 85 });
+    case 'webp': return image.webp({ quality: quality ?? 82, effort: 4 });
+    case 'avif': return image.avif({ quality: quality ?? 55, effort: 0, chromaSubsampling: '4:2:0' });
     case 'gif': return image.gif({ effort: 7 });
     case 'tiff': return image.tiff({ compression: 'deflate' });
   }
@@ -72,14 +76,18 @@ interface ImageRequest {
   readonly to: string;
   readonly maxImagePixels: number;
   readonly timeoutSeconds: number;
+  /** The parsed options of the step (engines/options.ts), as JSON crossed the pool's pipe. */
+  readonly options?: StepOptions;
 }
 
-async function convertImage({ input, output, from, to, maxImagePixels, timeoutSeconds }: ImageRequest): Promise<void> {
+const SHARP_FIT = { max: 'inside', crop: 'cover', scale: 'fill' } as const;
+
+async function convertImage({ input, output, from, to, maxImagePixels, timeoutSeconds, options = {} }: ImageRequest): Promise<void> {
   if (!isRaster(from) || !isRaster(to)) throw new ConvertdError('conversion_failed', `sharp does not convert ${from} to ${to}.`);
-  const options: SharpOptions = { failOn: 'error', limitInputPixels: maxImagePixels };
+  const sharpOptions: SharpOptions = { failOn: 'error', limitInputPixels: maxImagePixels };
   let meta: Metadata;
   try {
-    meta = await sharp(input, options).metadata();
+    meta = await sharp(input, sharpOptions).metadata();
   } catch (error) {
     throw classify(error, 'read');
   }
@@ -91,11 +99,24 @@ async function convertImage({ input, output, from, to, maxImagePixels, timeoutSe
   if ((meta.width ?? 0) * (meta.height ?? 0) * (animated ? frames : 1) > maxImagePixels) {
     throw new ConvertdError('input_too_complex', 'The image has more pixels than this service processes: send a smaller image.');
   }
-  const image = sharp(input, { ...options, animated })
+  let image = sharp(input, { ...sharpOptions, animated })
     .timeout({ seconds: Math.max(1, timeoutSeconds) })
-    .rotate(); // apply the EXIF orientation, since metadata is not carried over
+    .rotate(); // apply the EXIF orientation: the result is upright, with or without its metadata
+  const size = requestedSize(options);
+  if (size) {
+    // The size of an upright frame (orientations 5-8 swap the sides), checked against the pixel cap before any work.
+    const swapped = (meta.orientation ?? 1) >= 5;
+    const upright = { width: (swapped ? meta.height : meta.width) ?? 1, height: ((swapped ? meta.width : meta.pageHeight ?? meta.height) ?? 1) };
+    const target = outputSize(upright, size);
+    if (target.width * target.height * (animated ? frames : 1) > maxImagePixels) {
+      throw new ConvertdError('invalid_option', `Options "width"/"height": ${target.width} × ${target.height} pixels${animated ? ` × ${frames} frames` : ''} is more than this service's limit.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'past the pixel limit' });
+    }
+    image = image.resize({ width: target.width, height: target.height, fit: SHARP_FIT[size.fit] });
+  }
+  // Metadata is stripped unless the client asks to keep it (strip=false): EXIF carries GPS positions.
+  if (booleanOption(options, 'strip') === false) image = image.keepMetadata();
   try {
-    await encode(image, to).toFile(output);
+    await encode(image, to, options).toFile(output);
   } catch (error) {
     throw classify(error, 'write');
   }

@@ -4,12 +4,16 @@ import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { Config } from '../../config.ts';
 import type { JobService } from '../../jobs/service.ts';
 import { clientKey, type RateLimits } from '../rate-limits.ts';
-import type { FormatList, Limits } from '../../wire/shapes.ts';
+import type { ConversionOptions, FormatList, Limits } from '../../wire/shapes.ts';
 
 export function registerCatalogueRoutes(app: FastifyInstance, service: JobService, config: Config, limits: { submit: RateLimits; read: RateLimits }): void {
   // Computed once: the catalogue changes only when the engines do, at start.
   const formats: FormatList = { formats: service.catalogue };
   app.get<{ Reply: FormatList }>('/api/formats', { schema: ROUTE_SCHEMAS.formats }, async () => formats);
+
+  // The options of one pair, computed from the engines' declarations (cached by the planner).
+  app.get<{ Params: { source: string; target: string }; Reply: ConversionOptions }>('/api/formats/:source/:target', { schema: ROUTE_SCHEMAS.conversionOptions },
+    async (request) => service.conversionOptions(request.params.source, request.params.target));
 
   app.get<{ Reply: Limits }>('/api/limits', { schema: ROUTE_SCHEMAS.limits }, async (request) => {
     const key = clientKey(request.ip);

@@ -44,6 +44,8 @@ export function registerConvertRoute(app: FastifyInstance, service: JobService, 
     let upload: Upload | undefined;
     let filename = '';
     let target: string | undefined;
+    // Every other text part is a conversion option; the jobs layer decides which apply and parses them.
+    const options: Record<string, string> = Object.create(null) as Record<string, string>;
     try {
       const parts: AsyncIterable<Multipart> = request.parts();
       for await (const part of parts) {
@@ -54,13 +56,18 @@ export function registerConvertRoute(app: FastifyInstance, service: JobService, 
           }
           upload = await receiveFile(part, service, maxFileBytes);
           filename = displayName(part.filename);
-        } else if (part.fieldname === 'target' && target === undefined) {
-          target = String(part.value ?? '').trim();
+        } else if (part.fieldname === 'target') {
+          if (target === undefined) target = String(part.value ?? '').trim();
+        } else if (part.fieldname !== 'file') {
+          const name = part.fieldname;
+          if (part.valueTruncated) throw new ConvertdError('invalid_option', `Option "${name}": the value is too long.`, { option: name, reason: 'too long' });
+          if (Object.hasOwn(options, name)) throw new ConvertdError('invalid_option', `Option "${name}" is given twice: send each option once.`, { option: name, reason: 'given twice' });
+          options[name] = String(part.value ?? '');
         }
       }
       if (!upload || upload.bytes === 0) throw new ConvertdError('missing_file');
       if (!target) throw new ConvertdError('missing_target');
-      const jobId = await service.submit({ upload, filename, target });
+      const jobId = await service.submit({ upload, filename, target, options: { ...options } });
       // The request's log line then names the job it created, beside its request id.
       request.log = request.log.child({ job_id: jobId });
       return reply.send({ ok: true, job_id: jobId });

@@ -71,3 +71,13 @@ export function registerDownloadRoute(app: FastifyInstance, service: JobService)
     },
   });
 }
+
+/** DELETE on a download URL (api-contract.md): the result goes now; the token is the capability. */
+export function registerDeleteRoute(app: FastifyInstance, service: JobService): void {
+  app.delete<{ Params: { file: string } }>('/api/download/:file', { schema: ROUTE_SCHEMAS.deleteResult }, async (request, reply) => {
+    const match = FILE_NAME.exec(request.params.file);
+    if (!match) throw new ConvertdError('file_not_found');
+    await service.deleteResult(match[1]!, match[2]!);
+    return reply.code(204).send();
+  });
+}

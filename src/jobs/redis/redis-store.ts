@@ -5,7 +5,7 @@
 // workers race. Durability is Redis's: run it with appendonly yes (README, "Scaling out").
 import type { Redis } from 'ioredis';
 import type { JobErrorCode } from '../../errors.ts';
-import type { JobRecord, JobStatus, JobStore, NewJob } from '../types.ts';
+import type { JobRecord, JobResult, JobStatus, JobStore, NewJob } from '../types.ts';
 import { guarded, KEY_PREFIX } from './connection.ts';
 
 const JOB = `${KEY_PREFIX}:job:`;
@@ -28,12 +28,12 @@ if tonumber(redis.call('HGET', KEYS[1], 'progress')) >= tonumber(ARGV[1]) then r
 redis.call('HSET', KEYS[1], 'progress', ARGV[1])
 return 1`;
 
-/** KEYS: job, unfinished, expiry, token; ARGV: id, token, bytes, finished_at, expires_at. */
+/** KEYS: job, unfinished, expiry, token; ARGV: id, token, bytes, finished_at, expires_at, skipped (JSON or ''). */
 const MARK_DONE = `
 local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= 'queued' and status ~= 'running' then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'done', 'progress', 100, 'result_token', ARGV[2], 'result_bytes', ARGV[3],
-  'finished_at', ARGV[4], 'expires_at', ARGV[5])
+  'finished_at', ARGV[4], 'expires_at', ARGV[5], 'skipped', ARGV[6])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('SET', KEYS[4], ARGV[1])
@@ -72,6 +72,11 @@ type Hash = Record<string, string>;
 
 const optionalNumber = (value: string | undefined) => (value === undefined || value === '' ? null : Number(value));
 const optionalString = (value: string | undefined) => (value === undefined || value === '' ? null : value);
+const EMPTY_OPTIONS: Readonly<Record<string, string>> = Object.freeze({});
+const NONE: readonly string[] = Object.freeze([]);
+/** A JSON field written by this store; absent or empty (a job stored before it existed) is empty. */
+const fromJson = <T>(value: string | undefined, empty: T): T => (value === undefined || value === '' ? empty : JSON.parse(value) as T);
+const toJson = (value: object | undefined) => (value && Object.keys(value).length > 0 ? JSON.stringify(value) : '');
 
 function toRecord(hash: Hash): JobRecord | undefined {
   if (!hash.id) return undefined;
@@ -93,6 +98,9 @@ function toRecord(hash: Hash): JobRecord | undefined {
     errorCode: optionalString(hash.error_code) as JobErrorCode | null,
     errorMessage: optionalString(hash.error_message),
     purgedAt: optionalNumber(hash.purged_at),
+    options: fromJson(hash.options, EMPTY_OPTIONS),
+    ignoredOptions: fromJson(hash.ignored_options, NONE),
+    skipped: fromJson(hash.skipped, NONE),
   };
 }
 
@@ -108,6 +116,7 @@ export class RedisJobStore implements JobStore {
       .hset(JOB + job.id, {
         id: job.id, status: 'queued', progress: 0, source: job.source, target: job.target, filename: job.filename,
         input_bytes: job.inputBytes, created_at: job.createdAt, attempts: 0,
+        options: toJson(job.options), ignored_options: toJson(job.ignoredOptions),
       })
       .zadd(UNFINISHED, job.createdAt, job.id)
       .exec());
@@ -132,9 +141,9 @@ export class RedisJobStore implements JobStore {
     await guarded(() => this.redis.eval(SET_PROGRESS, 1, JOB + id, progress));
   }
 
-  async markDone(id: string, result: { token: string; bytes: number; finishedAt: number; expiresAt: number }): Promise<boolean> {
+  async markDone(id: string, result: JobResult): Promise<boolean> {
     const changed = await guarded(() => this.redis.eval(MARK_DONE, 4, JOB + id, UNFINISHED, EXPIRY, TOKEN + result.token,
-      id, result.token, result.bytes, result.finishedAt, result.expiresAt));
+      id, result.token, result.bytes, result.finishedAt, result.expiresAt, toJson(result.skipped)));
     return Number(changed) === 1;
   }
 
