@@ -58,6 +58,11 @@ export class ConvertdError extends Error {
   readonly details: Record<string, unknown>;
   /** Extra response headers (Retry-After, Allow, ...). */
   readonly headers: Record<string, string>;
+  /**
+   * The HTTP status where the contract gives a code another one on a particular endpoint (the
+   * discovery endpoint answers an unknown format with 404, not 415); otherwise the code's own.
+   */
+  status?: number;
 
   constructor(code: ErrorCode, message?: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
     super(message ?? ERRORS[code].message);
@@ -76,6 +81,12 @@ export function isDiskFull(error: unknown): boolean {
 
 export function httpStatusOf(code: ErrorCode): number {
   return ERRORS[code].status;
+}
+
+/** The same error, answered as 404: a lookup's "there is no such thing" (GET /api/formats/{source}/{target}). */
+export function asNotFound(error: unknown): unknown {
+  if (error instanceof ConvertdError) error.status = 404;
+  return error;
 }
 
 /** The contract's error body: {"ok": false, "error": {"code", "message", ...details}}. */

@@ -93,7 +93,7 @@ for (const backend of BACKENDS) {
       const read = await store.get(job.id);
       assert.deepEqual(read, {
         ...job, status: 'queued', progress: 0, startedAt: null, finishedAt: null, attempts: 0, resultToken: null,
-        resultBytes: null, expiresAt: null, errorCode: null, errorMessage: null, purgedAt: null,
+        resultBytes: null, expiresAt: null, errorCode: null, errorMessage: null, purgedAt: null, options: {}, ignoredOptions: [], skipped: [],
       });
       assert.equal(await store.get('no-such-job'), undefined);
       await store.checkWritable();
@@ -115,6 +115,24 @@ for (const backend of BACKENDS) {
       assert.equal(running.status, 'running');
       assert.equal(running.progress, 40, 'a new attempt does not lower the progress');
       assert.equal(running.startedAt, 2000);
+    });
+
+    test('a job keeps its options, the names it ignored, and the members its result skipped', async () => {
+      await backend.reset();
+      const store = await backend.store();
+      const plain = newJob();
+      await store.create(plain);
+      const stored = (await store.get(plain.id))!;
+      assert.deepEqual([stored.options, stored.ignoredOptions, stored.skipped], [{}, [], []], 'a job without options has none');
+      const job = { ...newJob(), options: { quality: '40', page_range: '1-3,5', sheet: 'Ünïcode "sheet"\\' }, ignoredOptions: ['bogus'] };
+      await store.create(job);
+      await store.markRunning(job.id, 1);
+      await store.markDone(job.id, { token: `opt${job.id}`, bytes: 1, finishedAt: 2, expiresAt: 3, skipped: ['notes/readme.txt', 'a b.bin'] });
+      for (const record of [await store.get(job.id), await store.getByToken(`opt${job.id}`)]) {
+        assert.deepEqual(record!.options, job.options);
+        assert.deepEqual(record!.ignoredOptions, ['bogus']);
+        assert.deepEqual(record!.skipped, ['notes/readme.txt', 'a b.bin']);
+      }
     });
 
     test('a job finishes once: the first outcome stands', async () => {

@@ -44,9 +44,14 @@ function pointer(...segments: string[]): string {
 
 test('the document is OpenAPI 3.1, names every endpoint as the spec does, and lists every error code', () => {
   assert.equal(doc.openapi, '3.1.0');
-  for (const path of ['/api/convert', '/api/progress/{job_id}', '/api/progress/{job_id}/events', '/api/download/{file}', '/api/formats', '/api/limits', '/healthz', '/readyz', '/metrics']) {
+  for (const path of ['/api/convert', '/api/progress/{job_id}', '/api/progress/{job_id}/events', '/api/download/{file}', '/api/formats', '/api/formats/{source}/{target}', '/api/limits', '/healthz', '/readyz', '/metrics']) {
     assert.ok(doc.paths[path], `${path} is documented`);
   }
+  // The convert form names the option parts beside file and target, as the engines declare them.
+  const form = (doc.paths['/api/convert']!.post as unknown as { requestBody: { content: Record<string, { schema: { properties: Record<string, { description: string }> } }> } })
+    .requestBody.content['multipart/form-data']!.schema.properties;
+  for (const name of ['file', 'target', 'quality', 'width', 'height', 'fit', 'strip', 'background']) assert.ok(form[name], `the convert form documents "${name}"`);
+  assert.match(form.quality!.description, /integer/);
   // The one list of src/errors.ts, which the service throws from: every code, and no other.
   assert.deepEqual(doc.components.schemas.Error!.properties!.error!.properties!.code!.enum, ERROR_CODES);
   const jobCodes = (doc.components.schemas.ProgressRecord!.properties!.error as { properties: { code: { enum: string[] } } }).properties.code.enum;
@@ -89,6 +94,11 @@ test('real answers of every operation match the document', { timeout: 120_000 },
   await check('GET', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { headers: { range: 'bytes=99999999-' } }));
   await check('GET', '/api/download/{file}', await fetch(`${server.url}/api/download/nosuchtokennosuchtokennosuchtoken.jpg`));
   await check('GET', '/api/formats', await fetch(`${server.url}/api/formats`));
+  await check('GET', '/api/formats/{source}/{target}', await fetch(`${server.url}/api/formats/png/jpg`));
+  await check('GET', '/api/formats/{source}/{target}', await fetch(`${server.url}/api/formats/png/nonsense`));
+  await check('DELETE', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { method: 'DELETE' }));
+  await check('DELETE', '/api/download/{file}', await fetch(`${server.url}${final.download_url}`, { method: 'DELETE' }));
+  await check('DELETE', '/api/download/{file}', await fetch(`${server.url}/api/download/nosuchtokennosuchtokennosuchtoken.jpg`, { method: 'DELETE' }));
   await check('GET', '/api/limits', await fetch(`${server.url}/api/limits`));
   await check('GET', '/healthz', await fetch(`${server.url}/healthz`));
   await check('GET', '/readyz', await fetch(`${server.url}/readyz`));

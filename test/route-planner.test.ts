@@ -3,7 +3,8 @@
 // here are declarations only: the planner never calls convert.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RoutePlanner } from '../src/engines/planner.ts';
+import { OPTIONS } from '../src/engines/options.ts';
+import { assignOptions, routeOptions, RoutePlanner } from '../src/engines/planner.ts';
 import type { ConversionEdge, Engine } from '../src/engines/types.ts';
 
 function declared(id: string, edges: ConversionEdge[]): { engine: Engine; edges: ConversionEdge[] } {
@@ -77,4 +78,57 @@ test('an edge that ends a route is never followed by another step', () => {
   assert.equal(renditions.route('pdf', 'webp'), undefined, 'not even when it is the first step');
   assert.deepEqual(renditions.targets('docx'), ['pdf', 'png']);
   assert.deepEqual(renditions.targets('png'), ['ico', 'webp']);
+});
+
+// Options (engines/options.ts): the planner prefers a route that supports the options given, a
+// format converts to itself only through its own edge, and each option goes to one step.
+const quality = OPTIONS.quality;
+const width = OPTIONS.width;
+const pageRange = OPTIONS.page_range;
+
+test('with options, the cheapest route supporting most of them wins; without, the cheapest', () => {
+  const optioned = new RoutePlanner([
+    declared('fast', [{ from: 'png', to: 'jpg', cost: 1 }]),
+    declared('tuned', [{ from: 'png', to: 'jpg', cost: 3, options: [quality] }, { from: 'png', to: 'bmp', cost: 1, options: [width] }]),
+    declared('bmp', [{ from: 'bmp', to: 'jpg', cost: 3, options: [quality] }]),
+  ]);
+  assert.deepEqual(optioned.route('png', 'jpg')!.map((s) => s.engine.id), ['fast']);
+  assert.deepEqual(optioned.route('png', 'jpg', ['quality'])!.map((s) => s.engine.id), ['tuned'], 'the dearer route that has quality');
+  assert.deepEqual(optioned.route('png', 'jpg', ['quality', 'width'])!.map((s) => s.engine.id), ['tuned'],
+    'never a longer route than the cheapest: the two-step route through bmp that has both is not taken');
+  assert.deepEqual(optioned.route('png', 'jpg', ['nonsense'])!.map((s) => s.engine.id), ['fast'], 'an option no route has changes nothing');
+  assert.deepEqual(optioned.optionsBetween('png', 'jpg').map((o) => o.name), ['quality']);
+  const twoSteps = new RoutePlanner([
+    declared('office', [{ from: 'docx', to: 'pdf', cost: 4 }, { from: 'docx', to: 'odt', cost: 5 }]),
+    declared('pages', [{ from: 'pdf', to: 'png', cost: 2 }, { from: 'odt', to: 'png', cost: 2, options: [width] }]),
+  ]);
+  assert.deepEqual(twoSteps.route('docx', 'png', ['width'])!.map((s) => s.to), ['odt', 'png'], 'a route as long as the cheapest may be taken for an option');
+  assert.deepEqual(routeOptions(optioned.route('png', 'jpg', ['quality'])!).map((o) => o.name), ['quality']);
+});
+
+test('a format becomes itself only through its own edge, never inside a longer route', () => {
+  const same = new RoutePlanner([
+    declared('images', [{ from: 'png', to: 'png', cost: 1, options: [width] }, { from: 'png', to: 'jpg', cost: 1 }, { from: 'jpg', to: 'png', cost: 1 }]),
+  ]);
+  assert.deepEqual(same.targets('png'), ['jpg', 'png']);
+  assert.deepEqual(same.targets('jpg'), ['png'], 'jpg → png → png is not a way to jpg, and jpg has no edge of its own');
+  assert.deepEqual(same.route('png', 'png')!.map((s) => `${s.from}>${s.to}`), ['png>png']);
+  assert.equal(same.route('jpg', 'jpg'), undefined);
+  assert.deepEqual(same.route('jpg', 'png', ['width'])!.map((s) => `${s.from}>${s.to}`), ['jpg>png'], 'a self edge never joins a chain, even for an option');
+});
+
+test('each option goes to one step: input options to the first that takes them, output options to the last', () => {
+  const chain = new RoutePlanner([
+    declared('office', [{ from: 'docx', to: 'pdf', cost: 4, options: [pageRange, OPTIONS.pdf_a] }]),
+    declared('pages', [{ from: 'pdf', to: 'png', cost: 2, options: [pageRange, OPTIONS.pixel_density, width], firstPageOnly: true }]),
+    declared('images', [{ from: 'png', to: 'webp', cost: 1, options: [quality, width] }]),
+  ]);
+  const route = chain.route('docx', 'webp', ['page_range', 'quality', 'width'])!;
+  const pages = { kind: 'pages', spans: [{ from: 3, to: 3 }] } as const;
+  const perStep = assignOptions(route, { page_range: pages, quality: 40, width: 200 });
+  assert.deepEqual(perStep, [{ page_range: pages }, { width: 200 }, { quality: 40 }]);
+  // No page_range given: the step that renders a first page only has the office step export page 1 alone.
+  const firstPage = assignOptions(chain.route('docx', 'png')!, {});
+  assert.deepEqual(firstPage, [{ page_range: { kind: 'pages', spans: [{ from: 1, to: 1 }] } }, {}]);
+  assert.deepEqual(assignOptions(chain.route('pdf', 'png')!, {}), [{}], 'nothing earlier to ask');
 });

@@ -90,11 +90,17 @@ export class RoutePlanner {
     return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Every route from one format to the other within MAX_STEPS, cheapest first. */
+  /**
+   * The routes options may choose from, cheapest first: those no longer than the cheapest route.
+   * An option never sends a file through more formats than it would have crossed without it (a
+   * PNG asked for a `background` on its way to WebP, which keeps transparency, must not detour
+   * through JPEG to find one).
+   */
   private routesBetween(from: string, to: string): readonly Route[] {
     const key = `${from}>${to}`;
     let routes = this.allRoutes.get(key);
     if (!routes) {
+      const cheapest = from === to ? 1 : (this.search(from, to)?.length ?? 0);
       const found: Array<{ route: Route; cost: number }> = [];
       if (from === to) {
         for (const { engine, edge } of this.outgoing.get(from) ?? []) {
@@ -115,7 +121,7 @@ export class RoutePlanner {
         };
         walk(from, [], new Set([from]), 0);
       }
-      routes = found.sort((a, b) => a.cost - b.cost).map((r) => r.route);
+      routes = found.filter((r) => r.route.length <= cheapest).sort((a, b) => a.cost - b.cost).map((r) => r.route);
       this.allRoutes.set(key, routes);
     }
     return routes;

@@ -50,7 +50,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     request.log.error({ err: error }, 'unhandled error while serving a request');
     known = new ConvertdError('internal_error');
   }
-  reply.code(httpStatusOf(known.code)).headers(known.headers);
+  reply.code(known.status ?? httpStatusOf(known.code)).headers(known.headers);
   if (request.method === 'POST' && !request.raw.readableEnded) {
     reply.raw.once('finish', () => lingerThenClose(request));
   }

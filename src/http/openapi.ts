@@ -12,8 +12,9 @@ import type { OptionDescriptor } from '../wire/shapes.ts';
 
 /**
  * The convert route's body is read as a multipart stream, not validated by a schema: described
- * here, with a text part for every option some engine takes (GET /api/formats/{source}/{target}
- * says which apply to a pair, with their bounds).
+ * here (as a `body` with its media type, which @fastify/swagger turns into the requestBody; a
+ * `requestBody` key is not read), with a text part for every option some engine takes
+ * (GET /api/formats/{source}/{target} says which apply to a pair, with their bounds).
  */
 function convertRequestBody(options: readonly OptionDescriptor[]) {
   const optionParts = Object.fromEntries(options.map((option) => [option.name, {
@@ -21,21 +22,19 @@ function convertRequestBody(options: readonly OptionDescriptor[]) {
     description: `Option (${option.type}${option.values ? `: ${option.values.join(', ')}` : ''}): ${option.description} Applies where the pair's options list it; otherwise ignored.`,
   }]));
   return {
-  required: true,
-  content: {
-    'multipart/form-data': {
-      schema: {
-        type: 'object',
-        required: ['file', 'target'],
-        properties: {
-          file: { type: 'string', format: 'binary', description: 'The file to convert (at most max_file_size_bytes of /api/limits).' },
-          target: { type: 'string', description: 'A format id from /api/formats, such as "webp" (case-insensitive; "jpeg", ".png" work too).' },
-          ...optionParts,
+    content: {
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          required: ['file', 'target'],
+          properties: {
+            file: { type: 'string', format: 'binary', description: 'The file to convert (at most max_file_size_bytes of /api/limits).' },
+            target: { type: 'string', description: 'A format id from /api/formats, such as "webp" (case-insensitive; "jpeg", ".png" work too).' },
+            ...optionParts,
+          },
         },
       },
-      encoding: { file: { contentType: 'application/octet-stream' } },
     },
-  },
   };
 }
 
@@ -62,7 +61,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string, opt
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
     transform: ({ schema, url }) => {
       if (url !== '/api/convert') return { schema, url };
-      return { schema: { ...schema, requestBody: convertRequestBody(options) } as typeof schema, url };
+      return { schema: { ...schema, body: convertRequestBody(options) } as typeof schema, url };
     },
     // A route for GET and HEAD (the download) is one operation object listed under both methods:
     // HEAD's gets an operationId of its own, as operationIds are unique.

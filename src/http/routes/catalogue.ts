@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ROUTE_SCHEMAS } from '../schemas.ts';
 import type { Config } from '../../config.ts';
+import { asNotFound } from '../../errors.ts';
 import type { JobService } from '../../jobs/service.ts';
 import { clientKey, type RateLimits } from '../rate-limits.ts';
 import type { ConversionOptions, FormatList, Limits } from '../../wire/shapes.ts';
@@ -13,7 +14,13 @@ export function registerCatalogueRoutes(app: FastifyInstance, service: JobServic
 
   // The options of one pair, computed from the engines' declarations (cached by the planner).
   app.get<{ Params: { source: string; target: string }; Reply: ConversionOptions }>('/api/formats/:source/:target', { schema: ROUTE_SCHEMAS.conversionOptions },
-    async (request) => service.conversionOptions(request.params.source, request.params.target));
+    async (request) => {
+      try {
+        return service.conversionOptions(request.params.source, request.params.target);
+      } catch (error) {
+        throw asNotFound(error); // the contract: an unknown pair is not found here, not a refused upload
+      }
+    });
 
   app.get<{ Reply: Limits }>('/api/limits', { schema: ROUTE_SCHEMAS.limits }, async (request) => {
     const key = clientKey(request.ip);
