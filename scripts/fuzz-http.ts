@@ -1,8 +1,10 @@
 // A fuzz run of the HTTP layer and the format sniffer: malformed multipart requests (missing or
 // odd boundaries, duplicate and nameless parts, huge headers, file names with ../, NUL, 4000
 // characters or bytes that are not UTF-8, truncated bodies, random content behind real magic
-// bytes) and odd paths, sent over raw sockets. The service must answer each with a documented
-// status (never 500) and stay up.
+// bytes), odd paths, and well-formed submissions of a real image whose conversion options are
+// hostile (absurd sizes and ranges, wrong types, NUL bytes and newlines, 5 kB values, values shaped
+// like engine arguments or paths, repeated names), sent over raw sockets. The service must answer
+// each with a documented status (never 500) and stay up.
 //
 //   node scripts/fuzz-http.ts [--seconds 60] [--seed 1] [--url http://127.0.0.1:8080]
 // Without --url it starts its own service (rate limits off) and stops it afterwards.
@@ -36,6 +38,38 @@ const FILENAMES = [
 ];
 const TARGETS = ['webp', 'PNG', '.jpg', '', 'x'.repeat(2000), '../../bin/sh', 'mp3', 'tar.gz', '\0', 'pdf'];
 
+/** A real 4 × 3 PNG with transparency: a submission the service accepts, so that its options are what is tried. */
+const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAQAAAADCAYAAAC09K7GAAAAFUlEQVR4nGPkOiHXwIAEmBjQAIYAAEYoAXbi9YKDAAAAAElFTkSuQmCC', 'base64');
+const OPTION_NAMES = [
+  'quality', 'width', 'height', 'fit', 'strip', 'background', 'pixel_density', 'page_range', 'pdf_a', 'video_codec', 'crf', 'fps',
+  'trim_start', 'trim_end', 'audio_codec', 'audio_bitrate', 'audio_frequency', 'audio_channels', 'sheet', 'delimiter', 'each',
+  'compress', 'indent', 'toc', '__proto__', 'constructor', 'x'.repeat(90), 'wídth', '',
+];
+const OPTION_VALUES = [
+  '1', '80', '0', '-1', '1000000', '16384', '99999999999999999999', '1e9', '0x10', 'NaN', 'Infinity', 'abc', 'true', 'max', 'crop', '#00ff00', 'red',
+  '1-3', '1-999999999', '2-', '5-2', '1,'.repeat(2000), '00:00:01', '00:00:99', '999:00:00', 'h264', 'libx264', '-vf', '-i /etc/passwd',
+  '../../etc/passwd', 'file:///etc/passwd', '; rm -rf /', '$(id)', '${HOME}', '%s%n', '\\0', '\u0000', 'a\nb', '\r\n--help', 'x'.repeat(5000), '', ' ',
+  ',', ';', 'tab', 'png', 'pdf', 'zip', 'Sheet1',
+];
+
+/** A well-formed submission of a real image, with hostile conversion options. */
+function optionsRequest(next: () => number): Buffer {
+  const boundary = 'OptionsFuzz';
+  const parts = [
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+    TINY_PNG,
+    Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="target"\r\n\r\n${pick(next, ['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'pdf', 'zip', 'bmp', 'ico'])}\r\n`),
+  ];
+  const count = 1 + Math.floor(next() * (next() < 0.05 ? 60 : 5));
+  for (let i = 0; i < count; i++) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${pick(next, OPTION_NAMES)}"\r\n\r\n`, 'utf8'), Buffer.from(pick(next, OPTION_VALUES), 'utf8'), Buffer.from('\r\n'));
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  const body = Buffer.concat(parts);
+  const head = `POST /api/convert HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
+
 function pick<T>(next: () => number, list: readonly T[]): T {
   return list[Math.floor(next() * list.length)]!;
 }
@@ -43,6 +77,7 @@ function pick<T>(next: () => number, list: readonly T[]): T {
 /** One malformed (or occasionally well-formed) request, as raw bytes. */
 export function makeRequest(next: () => number): Buffer {
   const kind = next();
+  if (kind > 0.75) return optionsRequest(next);
   if (kind < 0.15) {
     const path = pick(next, ['/api/progress/', '/api/download/', '/api/', '/api/formats/', '/', '/api/convert/']) +
       encodeURIComponent(Buffer.from(Array.from({ length: Math.floor(next() * 60) }, () => Math.floor(next() * 256))).toString('latin1'));
