@@ -19,7 +19,7 @@ export const ARCHITECTURE_DOC = path.resolve(import.meta.dirname, '..', 'docs', 
 
 
 /** The edges each module's engine declares, by module id (engines are created, never started). */
-function declaredEdges(modules: readonly AnyEngineModule[]): Map<string, readonly ConversionEdge[]> {
+export function declaredEdges(modules: readonly AnyEngineModule[]): Map<string, readonly ConversionEdge[]> {
   const { engines } = createEngines(modules, readEngineSettings(modules, {}, { cores: 1 }), {
     log: pino({ level: 'silent' }), concurrency: 1, maxOutputBytes: 1, runsJobs: false, stateRoot: os.tmpdir(),
   });

@@ -16,6 +16,7 @@ import { defineEngine } from '../src/engines/module.ts';
 import type { ConversionEdge, Engine } from '../src/engines/types.ts';
 import { PROCESS_PACKAGES } from '../src/process/packages.ts';
 import { ARCHITECTURE_DOC, engineTable, withTable } from '../scripts/engine-table.ts';
+import { optionsTable, README, withOptionsTable } from '../scripts/options-table.ts';
 import { packagesToInstall } from '../scripts/packages.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -162,6 +163,12 @@ test("docs/architecture.md's engine table is the one generated from the list", (
   assert.equal(current, generated, 'run `node scripts/engine-table.ts --write`');
   assert.equal(withTable(doc, generated), doc);
   for (const module of ENGINE_MODULES) assert.ok(doc.includes(`| \`${module.id}/\` |`));
+});
+
+test("README's options table is the one generated from the engines' declarations", () => {
+  const doc = readFileSync(README, 'utf8');
+  assert.equal(withOptionsTable(doc, optionsTable()), doc, 'run `node scripts/options-table.ts --write`');
+  assert.ok(doc.includes('| `sharp` | `quality` |'));
 });
 
 /** A module whose engine converts nothing, for the assembly's own rules. */
