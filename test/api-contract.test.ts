@@ -146,8 +146,12 @@ test('422 unsupported_target: with the source and the valid targets', async () =
   const catalogue = await fetchCatalogue(server.url);
   assert.deepEqual(body.error.targets, catalogue.find((f) => f.id === 'png')!.targets, 'the valid targets are the catalogue\'s');
   assert.ok((body.error.targets as string[]).includes('webp'));
-  // converting to its own format is not a conversion
-  await expectError(await submit(server.url, png, 'a.png', 'png'), 422, 'unsupported_target');
+  // A format is its own target only where options make that useful (a PNG resized): an SVG has
+  // no such edge, so converting it to SVG is not a conversion.
+  assert.ok((body.error.targets as string[]).includes('png'), 'png → png (resized, re-encoded) is listed');
+  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
+  const own = await expectError(await submit(server.url, svg, 'a.svg', 'svg'), 422, 'unsupported_target');
+  assert.ok(!(own.error.targets as string[]).includes('svg'));
 });
 
 test('404 job_not_found for an unknown job id', async () => {
@@ -173,7 +177,7 @@ test('a wrong method answers 405 method_not_allowed with Allow', async () => {
     ['DELETE', '/api/formats', 'GET, HEAD'],
     ['POST', '/api/limits', 'GET, HEAD'],
     ['PUT', '/api/progress/abc', 'GET, HEAD'],
-    ['DELETE', '/api/download/abc.png', 'GET, HEAD'],
+    ['PUT', '/api/download/abc.png', 'DELETE, GET, HEAD'],
   ];
   for (const [method, path, allow] of cases) {
     const response = await fetch(`${server.url}${path}`, { method });

@@ -1,8 +1,10 @@
 // Health, readiness and metrics, checked for their values after a known sequence of requests.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
-import { sampleImage } from './helpers/fixtures.ts';
+import { noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 
 let server: RunningServer;
@@ -49,6 +51,28 @@ test('/readyz answers 503 and names the failing check when the service cannot ta
   } finally {
     await full.stop();
   }
+});
+
+test('/readyz while the service shuts down: 503 in the readiness shape, never a 500', async () => {
+  const stopping = await startServer({ CONVERTD_LIBREOFFICE_START: 'lazy', CONVERTD_SHUTDOWN_GRACE_SECONDS: '30', CONVERTD_CONCURRENCY: '1' });
+  // A job in progress keeps the process in its grace period. A request begun before the signal
+  // (its headers half sent) is finished after it: the service answers it while shutting down.
+  await submitOk(stopping.url, await noisePng(1400, 1000), 'slow.png', 'avif');
+  const socket = net.connect(stopping.port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write('GET /readyz HTTP/1.1\r\nHost: test\r\n');
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => { answer += chunk.toString('latin1'); });
+  const exited = stopping.stop('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  socket.end('Connection: close\r\n\r\n');
+  await once(socket, 'close');
+  await exited;
+  assert.match(answer, /^HTTP\/1\.1 503 /, answer.slice(0, 300));
+  const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, '')) as { status: string; ready: boolean; checks: Record<string, { ok: boolean }> };
+  assert.equal(body.status, 'not_ready');
+  assert.equal(body.ready, false);
+  assert.equal(body.checks.shutdown?.ok, false);
 });
 
 test('/metrics counts requests, jobs, bytes, refusals and reports the pool after a known sequence', { timeout: 120_000 }, async () => {

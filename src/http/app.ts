@@ -119,6 +119,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   app.addHook('onRequest', (request, reply, done) => {
     if (closing) {
+      if (request.routeOptions.url === '/readyz') {
+        // Readiness answers in its own shape, as its schema says (an error body here could not be
+        // serialised and became a 500): not ready, because the service is going away.
+        reply.code(503).headers({ 'retry-after': '5', 'cache-control': 'no-store' })
+          .send({ status: 'not_ready', ready: false, checks: { shutdown: { ok: false, problem: 'the service is shutting down' } }, engines_unavailable: [] });
+        return;
+      }
       done(new ConvertdError('unavailable', undefined, {}, { 'retry-after': '5' }));
       return;
     }
