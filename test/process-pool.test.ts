@@ -270,6 +270,19 @@ test('a job aborted while it waits leaves the queue; one aborted while it runs k
   assert.ok(!isRunning(first!));
 });
 
+test('a job aborted while its process starts is never sent to it', async (t) => {
+  const fake = await fakePool(t, { start: 'lazy' }, {}, ['--start-delay=600']);
+  const job = new AbortController();
+  const converting = fake.convert({}, { signal: job.signal });
+  await waitFor('the slot to be taken', () => fake.pool.stats().busy === 1);
+  job.abort(new Error('cancelled during the start'));
+  await assert.rejects(converting, { message: 'cancelled during the start' });
+  await waitFor('the process to be ready', () => fake.readyPids().length === 1);
+  assert.ok(!fake.jobStaged(), 'the aborted job never reached the helper');
+  assert.equal(fake.pool.stats().busy, 0);
+  assert.equal(await fake.stampedPid(), fake.readyPids()[0], 'the process serves the next job');
+});
+
 test('a helper that cannot start, or dies at once, fails its job with conversion_failed; the next start serves', async (t) => {
   const fake = await fakePool(t);
   fake.args = ['--fail-start'];

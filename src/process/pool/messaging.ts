@@ -152,6 +152,8 @@ export class WarmProcess {
   /** Sends one request; on timeout or abort the whole process is killed. */
   request(message: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<Reply> {
     if (!this.alive) return Promise.reject(new ProcessCrashed(`${this.label} ${this.exitReason}`, this.exitError));
+    // A listener added to a signal that already fired would never run: refuse now, send nothing.
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
       const settle = (action: () => void) => {

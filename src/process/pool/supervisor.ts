@@ -133,6 +133,8 @@ export class ProcessPool {
     try {
       for (let attempt = 1; ; attempt++) {
         const process = await this.healthyProcess(slot);
+        // Aborted while its process started or passed its health check: the job is not sent.
+        signal.throwIfAborted();
         try {
           return await work(process);
         } catch (error) {
