@@ -132,3 +132,20 @@ test('each option goes to one step: input options to the first that takes them, 
   assert.deepEqual(firstPage, [{ page_range: { kind: 'pages', spans: [{ from: 1, to: 1 }] } }, {}]);
   assert.deepEqual(assignOptions(chain.route('pdf', 'png')!, {}), [{}], 'nothing earlier to ask');
 });
+
+test('an option that shapes the output counts only where the last step writes it', () => {
+  const data = new RoutePlanner([
+    declared('data', [
+      { from: 'json', to: 'csv', cost: 1, options: [OPTIONS.delimiter] }, { from: 'csv', to: 'tsv', cost: 1 },
+      { from: 'json', to: 'tsv', cost: 1 },
+      { from: 'md', to: 'odt', cost: 2, options: [{ ...OPTIONS.strip, name: 'toc' }] }, { from: 'odt', to: 'pdf', cost: 2 },
+      { from: 'md', to: 'epub', cost: 3 }, { from: 'epub', to: 'pdf', cost: 3, options: [{ ...OPTIONS.strip, name: 'toc' }] },
+    ]),
+  ]);
+  assert.deepEqual(data.route('json', 'tsv', ['delimiter'])!.map((s) => s.to), ['tsv'], 'never through csv for a delimiter');
+  assert.deepEqual(data.optionsBetween('json', 'tsv'), []);
+  assert.deepEqual(data.route('md', 'pdf')!.map((s) => s.to), ['odt', 'pdf']);
+  assert.deepEqual(data.route('md', 'pdf', ['toc'])!.map((s) => s.to), ['epub', 'pdf'], 'the route whose last step makes the table of contents');
+  assert.deepEqual(assignOptions(data.route('md', 'pdf', ['toc'])!, { toc: true }), [{}, { toc: true }]);
+  assert.deepEqual(assignOptions(data.route('md', 'pdf')!, { toc: true }), [{}, {}], 'a middle step is never handed an output option');
+});

@@ -65,7 +65,7 @@ export class RoutePlanner {
         let best: Route | null = null;
         let bestCovered = -1;
         for (const route of this.routesBetween(from, to)) {
-          const covered = names.filter((name) => route.some((step) => step.options.some((o) => o.name === name))).length;
+          const covered = names.filter((name) => applyingStep(route, name) !== undefined).length;
           if (covered > bestCovered) {
             best = route;
             bestCovered = covered;
@@ -194,14 +194,21 @@ export function routeOptions(route: Route): OptionSpec[] {
   return [...byName.values()];
 }
 
-/** Which step applies an option: the first that declares it, or the last for options that shape the output. */
+/**
+ * Which step applies an option: the first that declares it for options that select from the input;
+ * for options that shape the output, the route's last step, or none. An output option taken by a
+ * middle step would shape a file nobody downloads, and worse: a `delimiter` on json → csv → tsv
+ * would make the tsv step misread its input.
+ */
 function applyingStep(route: Route, name: string): number | undefined {
   const declaring = route.flatMap((step, index) => {
     const spec = step.options.find((o) => o.name === name);
     return spec ? [{ index, spec }] : [];
   });
   if (declaring.length === 0) return undefined;
-  return declaring[0]!.spec.appliesAt === 'input' ? declaring[0]!.index : declaring.at(-1)!.index;
+  if (declaring[0]!.spec.appliesAt === 'input') return declaring[0]!.index;
+  const last = declaring.at(-1)!;
+  return last.index === route.length - 1 ? last.index : undefined;
 }
 
 /**
