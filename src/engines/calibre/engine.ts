@@ -11,18 +11,49 @@ import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { booleanOption, enumOption, narrow, numberOption, OPTIONS, type OptionSpec, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const EBOOK_CONVERT = '/usr/bin/ebook-convert';
 const READS = ['epub', 'mobi', 'azw3', 'fb2', 'pdb'];
 const WRITES = ['epub', 'mobi', 'azw3', 'fb2', 'docx', 'txt', 'pdf'];
 
+/** calibre's paper sizes (`--paper-size`); letter is its default. */
+const PAPER_SIZES = ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'b0', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'legal', 'letter'];
+
+/**
+ * What people printing a book ask of its PDF: a table of contents with page numbers, page numbers,
+ * the paper size, and a larger or smaller type. The ebook targets take none: their reader sets the
+ * type size and pages them, and their table of contents is always made (from the book's own, or
+ * from its headings).
+ */
+const PDF_OPTIONS: readonly OptionSpec[] = [
+  narrow(OPTIONS.toc, { description: 'Add a table of contents with page numbers at the end of the PDF (its outline, the bookmarks, is always there).' }),
+  { name: 'page_numbers', type: 'boolean', default: false, appliesAt: 'output', description: 'Print the page number at the bottom of every page.' },
+  { name: 'paper_size', type: 'enum', values: PAPER_SIZES, default: 'letter', appliesAt: 'output', description: 'Paper size of the PDF: ISO A0-A6 and B0-B6, US letter or legal.' },
+  { name: 'base_font_size', type: 'number', minimum: 6, maximum: 48, appliesAt: 'output', description: 'Size in points of the body text; every other size in the book is scaled with it (default: calibre\'s choice for the paper, about 12).' },
+];
+
 const EDGES: ConversionEdge[] = READS.flatMap((from) => WRITES.filter((to) => to !== from).map((to) => ({
   from,
   to,
   // calibre starts slowly; its PDF of a book is still better paginated than the alternatives.
   cost: to === 'pdf' ? 5 : 6,
+  ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}),
 })));
+
+/** ebook-convert's arguments for the options given (parsed values only: booleans, an enum word of ours, a number). */
+function optionArguments(to: string, options: StepOptions): string[] {
+  if (to !== 'pdf') return [];
+  const args: string[] = [];
+  if (booleanOption(options, 'toc') === true) args.push('--pdf-add-toc');
+  if (booleanOption(options, 'page_numbers') === true) args.push('--pdf-page-numbers');
+  const paper = enumOption<string>(options, 'paper_size');
+  if (paper !== undefined && PAPER_SIZES.includes(paper)) args.push(`--paper-size=${paper}`);
+  const size = numberOption(options, 'base_font_size');
+  if (size !== undefined && size >= 6 && size <= 48) args.push(`--base-font-size=${size}`);
+  return args;
+}
 
 const ENV = {
   QT_QPA_PLATFORM: 'offscreen',
@@ -51,9 +82,10 @@ export class CalibreEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, from, workDir, limits, signal, onProgress } = request;
+    const { input, output, from, to, workDir, limits, signal, onProgress } = request;
     if (!READS.includes(from)) throw new Error(`calibre is not used to read ${from}`);
-    const result = await this.context.run(EBOOK_CONVERT, [`./${path.basename(input)}`, `./${path.basename(output)}`], {
+    const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...optionArguments(to, request.options)];
+    const result = await this.context.run(EBOOK_CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
       limits: { fileSizeBytes: limits.maxOutputBytes },
       // calibre prints its progress as "12% Converting input to HTML...".

@@ -2,7 +2,7 @@
 // pool; src/process/pool/node-host.ts loads this module and calls its handlers). An input that cannot be
 // parsed as FROM is corrupt_input (the message says where); content that cannot be expressed as
 // TO is conversion_failed. The mapping (README "Data formats"):
-// - Tables (csv, tsv, xlsx and ods: the first sheet): the first row is the header. As records, each later
+// - Tables (csv, tsv, xlsx and ods: the first sheet, or the one the `sheet` option names): the first row is the header. As records, each later
 //   row becomes an object keyed by the header (CSV/TSV values stay text; xlsx and ods keep numbers,
 //   booleans, dates as ISO text; xlsx-sheet.ts reads xlsx).
 // - Records to a table: the root array (ndjson: the lines; an object whose only value is an
@@ -17,6 +17,8 @@
 // - Spreadsheet safety: in csv and tsv outputs, a text cell starting with = + - @ or a tab or
 //   carriage return (and not a plain number) gets a leading apostrophe, so that no spreadsheet
 //   runs it as a formula; xlsx cells are written as values, never formulas.
+// - Options (engine.ts declares them): `sheet` picks the workbook's sheet, `delimiter` the csv
+//   output's separator, `indent` the json, yaml and xml outputs' indentation (0: compact).
 import fs from 'node:fs/promises';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
@@ -27,7 +29,7 @@ import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import YAML from 'yaml';
 import { ConvertdError } from '../../errors.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
-import { readXlsxFirstSheet } from './xlsx-sheet.ts';
+import { readXlsxSheet, type SheetChoice } from './xlsx-sheet.ts';
 
 type Row = unknown[];
 
@@ -81,11 +83,11 @@ function odsCell(cell: OdsNode): unknown {
 }
 
 /**
- * The first sheet of an OpenDocument spreadsheet. Repeated cells and rows are expanded only when
- * something follows them: sheets routinely declare a thousand empty columns and a million empty
- * rows after their data.
+ * One sheet (by default the first) of an OpenDocument spreadsheet. Repeated cells and rows are
+ * expanded only when something follows them: sheets routinely declare a thousand empty columns
+ * and a million empty rows after their data.
  */
-async function readOds(file: string): Promise<Row[]> {
+async function readOds(file: string, choose: SheetChoice): Promise<Row[]> {
   let content: Uint8Array | undefined;
   try {
     content = unzipSync(await fs.readFile(file), { filter: (entry) => entry.name === 'content.xml' })['content.xml'];
@@ -99,7 +101,9 @@ async function readOds(file: string): Promise<Row[]> {
   });
   const doc = parser.parse(new TextDecoder().decode(content)) as OdsNode;
   const spreadsheet = ((doc['office:document-content'] as OdsNode)?.['office:body'] as OdsNode)?.['office:spreadsheet'] as OdsNode | undefined;
-  const table = asArray(spreadsheet?.['table:table'] as OdsNode[])[0];
+  const tables = asArray(spreadsheet?.['table:table'] as OdsNode[]);
+  if (tables.length === 0) return [];
+  const table = tables[choose(tables.map((t) => String(t['@_table:name'] ?? '')))];
   if (!table) return [];
   const rowNodes: OdsNode[] = [];
   const collect = (node: OdsNode) => {
@@ -156,13 +160,14 @@ async function writeOds(file: string, rows: Row[]): Promise<void> {
   }));
 }
 
-async function readTable(file: string, format: string): Promise<Row[]> {
-  if (format === 'ods') return readOds(file);
+async function readTable(file: string, format: string, choose: SheetChoice = () => 0): Promise<Row[]> {
+  if (format === 'ods') return readOds(file, choose);
   if (format === 'xlsx') {
     const bytes = await fs.readFile(file);
     try {
-      return readXlsxFirstSheet(bytes, { maxRows: MAX_ROWS, maxColumns: MAX_COLUMNS });
+      return readXlsxSheet(bytes, { maxRows: MAX_ROWS, maxColumns: MAX_COLUMNS }, choose);
     } catch (error) {
+      if (error instanceof ConvertdError) throw error;
       throw new InputError(`not a readable xlsx workbook (${(error as Error).message})`);
     }
   }
@@ -380,7 +385,7 @@ function columnWidths(rows: readonly Row[]): number[] {
   return widths;
 }
 
-async function writeTable(file: string, format: string, rows: Row[], listing = false): Promise<void> {
+async function writeTable(file: string, format: string, rows: Row[], listing = false, delimiter = ','): Promise<void> {
   if (format === 'ods') return writeOds(file, rows);
   if (format === 'xlsx') {
     // The streaming writer keeps memory flat for hundreds of thousands of rows. Plain values
@@ -408,7 +413,10 @@ async function writeTable(file: string, format: string, rows: Row[], listing = f
     await fs.writeFile(file, safe.map((row) => row.map((cell) => String(cell).replace(/[\t\r\n]/g, ' ')).join('\t')).join('\n') + '\n');
     return;
   }
-  await fs.writeFile(file, stringifyCsv(safe, { quoted_match: /[",\n\r]/ }));
+  // A value holding the separator, a quote or a line break is quoted. The separator is one of
+  // OPTIONS.delimiter's six characters (checked at submission), escaped for the class anyway.
+  const quoted = delimiter === ',' ? /[",\n\r]/ : new RegExp(`["\\n\\r${delimiter.replace(/[\\^\]-]/g, '\\$&')}]`);
+  await fs.writeFile(file, stringifyCsv(safe, { delimiter, quoted_match: quoted }));
 }
 
 /** TOML has no null and needs a table at the root. */
@@ -438,14 +446,18 @@ function forXml(value: Json): Json {
   return value;
 }
 
-async function writeTree(file: string, format: string, tree: Json): Promise<void> {
+/** Spaces per level of json, yaml and xml outputs when the client gives no `indent`. */
+const DEFAULT_INDENT = 2;
+
+async function writeTree(file: string, format: string, tree: Json, indent = DEFAULT_INDENT): Promise<void> {
   switch (format) {
-    case 'json': return fs.writeFile(file, `${JSON.stringify(tree, null, 2)}\n`);
+    case 'json': return fs.writeFile(file, `${JSON.stringify(tree, null, indent)}\n`);
     case 'ndjson': {
       const lines = recordsOf(tree).map((item) => JSON.stringify(item));
       return fs.writeFile(file, `${lines.join('\n')}\n`);
     }
-    case 'yaml': return fs.writeFile(file, YAML.stringify(tree));
+    // YAML's block style needs at least one space per level (engine.ts offers 1-8).
+    case 'yaml': return fs.writeFile(file, YAML.stringify(tree, { indent: Math.max(1, indent) }));
     case 'toml': {
       const table = forToml(Array.isArray(tree) || !isRecord(tree) ? { items: tree } : tree);
       try {
@@ -460,11 +472,21 @@ async function writeTree(file: string, format: string, tree: Json): Promise<void
       let root = forXml(tree);
       if (Array.isArray(root)) root = { root: { item: root } };
       else if (!isRecord(root) || Object.keys(root).length !== 1 || Array.isArray(Object.values(root)[0])) root = { root };
-      const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, processEntities: true });
+      const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: indent > 0, indentBy: ' '.repeat(indent), processEntities: true });
       return fs.writeFile(file, `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build(root) as string}`);
     }
   }
   throw new OutputError(`cannot write ${format}`);
+}
+
+/** The options of one conversion, parsed and checked by the service (engine.ts declares them). */
+export interface DataOptions {
+  /** A workbook's sheet: its name, or its number from 1. */
+  readonly sheet?: string;
+  /** The csv output's separator: one of OPTIONS.delimiter's characters. */
+  readonly delimiter?: string;
+  /** Spaces per level of json, yaml and xml outputs; 0 compact. */
+  readonly indent?: number;
 }
 
 interface DataRequest {
@@ -472,17 +494,38 @@ interface DataRequest {
   readonly output: string;
   readonly from: string;
   readonly to: string;
+  readonly options?: DataOptions;
 }
 
-async function convertData({ input, output, from, to }: DataRequest): Promise<void> {
+/**
+ * The sheet the `sheet` option names among a workbook's sheets (in tab order): the sheet of that
+ * name (Excel and Calc refuse two names differing only in case, so case does not matter), else
+ * the sheet of that number from 1. Anything else ends the job with invalid_option, naming the
+ * sheets there are: the service cannot know them before the job reads the file.
+ */
+function sheetChoice(wanted: string | undefined): SheetChoice {
+  if (wanted === undefined) return () => 0;
+  return (names) => {
+    const exact = names.indexOf(wanted);
+    if (exact >= 0) return exact;
+    const folded = names.findIndex((name) => name.toLowerCase() === wanted.toLowerCase());
+    if (folded >= 0) return folded;
+    if (/^\d{1,6}$/.test(wanted) && Number(wanted) >= 1 && Number(wanted) <= names.length) return Number(wanted) - 1;
+    const listed = names.slice(0, 20).map((name) => `"${name}"`).join(', ') + (names.length > 20 ? `, and ${names.length - 20} more` : '');
+    throw new ConvertdError('invalid_option', `Option "sheet": the workbook has no sheet "${wanted}". Its ${names.length} sheet${names.length === 1 ? ' is' : 's are'} ${listed} (or give a number from 1 to ${names.length}).`, { option: 'sheet', reason: 'no such sheet', values: names });
+  };
+}
+
+async function convertData({ input, output, from, to, options = {} }: DataRequest): Promise<void> {
+  const choose = sheetChoice(options.sheet);
   try {
-    if (TABLES.has(from) && TABLES.has(to)) await writeTable(output, to, await readTable(input, from));
-    else if (TABLES.has(from)) await writeTree(output, to, rowsToRecords(await readTable(input, from)));
+    if (TABLES.has(from) && TABLES.has(to)) await writeTable(output, to, await readTable(input, from, choose), false, options.delimiter);
+    else if (TABLES.has(from)) await writeTree(output, to, rowsToRecords(await readTable(input, from, choose)), options.indent);
     else if (TABLES.has(to)) {
       const { rows, listing } = treeToRows(await readTree(input, from));
-      await writeTable(output, to, rows, listing);
+      await writeTable(output, to, rows, listing, options.delimiter);
     }
-    else await writeTree(output, to, await readTree(input, from));
+    else await writeTree(output, to, await readTree(input, from), options.indent);
   } catch (error) {
     if (error instanceof InputError) throw new ConvertdError('corrupt_input', `The file could not be read: ${error.message}.`);
     if (error instanceof OutputError) throw new ConvertdError('conversion_failed', `The data cannot become ${to}: ${error.message}.`);

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
+import { narrow, numberOption, OPTIONS, type OptionSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import type { DataOptions } from './convert.ts';
 
 const MODULE = fileURLToPath(new URL('./convert.ts', import.meta.url));
 
@@ -23,9 +25,45 @@ const WORKBOOKS = new Set(['xlsx', 'ods']);
  */
 const BETWEEN_WORKBOOKS = 5.5;
 const INTO_WORKBOOK = 5;
-const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({
-  from, to, cost: !WORKBOOKS.has(to) ? 1 : WORKBOOKS.has(from) ? BETWEEN_WORKBOOKS : INTO_WORKBOOK,
-})));
+/**
+ * The outputs written pretty-printed, and the indentation they take: YAML's block style needs at
+ * least one space per level; JSON and XML are written on one line with 0.
+ */
+const INDENTED: Readonly<Record<string, OptionSpec>> = {
+  json: OPTIONS.indent,
+  xml: OPTIONS.indent,
+  yaml: narrow(OPTIONS.indent, { minimum: 1, description: 'Spaces per level of nesting in the YAML output (1-8; YAML has no one-line block form).' }),
+};
+
+/**
+ * A conversion's options: `sheet` where a workbook becomes one table (csv, tsv) or the records of
+ * one (json, yaml, ...), never into another workbook (every sheet is LibreOffice's to carry);
+ * `delimiter` into csv; `indent` into the pretty-printed formats.
+ */
+function optionsOf(from: string, to: string): OptionSpec[] {
+  const specs: OptionSpec[] = [];
+  if (WORKBOOKS.has(from) && !WORKBOOKS.has(to)) specs.push(OPTIONS.sheet);
+  if (to === 'csv') specs.push(OPTIONS.delimiter);
+  const indent = INDENTED[to];
+  if (indent) specs.push(indent);
+  return specs;
+}
+
+/**
+ * Formats that also convert to themselves, for their options: a comma CSV made a semicolon one,
+ * a JSON, YAML or XML document re-indented or made compact (api-contract.md, "Same format").
+ */
+const SAME_FORMAT = ['csv', 'json', 'yaml', 'xml'];
+
+/** OPTIONS.delimiter's characters, checked again here: the value becomes csv-stringify's separator. */
+const DELIMITERS = new RegExp(`^(?:${OPTIONS.delimiter.pattern})$`);
+
+const EDGES: ConversionEdge[] = [
+  ...FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to): ConversionEdge => ({
+    from, to, cost: !WORKBOOKS.has(to) ? 1 : WORKBOOKS.has(from) ? BETWEEN_WORKBOOKS : INTO_WORKBOOK, options: optionsOf(from, to),
+  }))),
+  ...SAME_FORMAT.map((format): ConversionEdge => ({ from: format, to: format, cost: 1, options: optionsOf(format, format) })),
+];
 
 export class DataEngine implements Engine {
   readonly id = 'data';
@@ -62,7 +100,15 @@ export class DataEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, limits, signal } = request;
-    await this.pool.convert(input, output, { from, to }, limits.timeoutMs, signal);
+    // Values parsed and checked at submission (a sheet name is any text without control
+    // characters: it is only compared with the workbook's names, never used as a path or argument).
+    const { sheet, delimiter } = request.options;
+    const options: DataOptions = {
+      ...(typeof sheet === 'string' ? { sheet } : {}),
+      ...(typeof delimiter === 'string' && DELIMITERS.test(delimiter) ? { delimiter } : {}),
+      ...(numberOption(request.options, 'indent') !== undefined ? { indent: numberOption(request.options, 'indent') } : {}),
+    };
+    await this.pool.convert(input, output, { from, to, options }, limits.timeoutMs, signal);
   }
 
   health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {

@@ -1,4 +1,5 @@
-// The first sheet of an xlsx workbook as rows of plain values, for the data engine.
+// One sheet of an xlsx workbook (the first unless the `sheet` option names another) as rows of
+// plain values, for the data engine.
 //
 // Why not ExcelJS's streaming WorkbookReader: its zip iteration drops entries at random on
 // Node >= 18 (exceljs/exceljs#3064). A LibreOffice workbook stores its sheet before its shared
@@ -167,33 +168,43 @@ function columnIndex(reference: string): number {
   return index - 1;
 }
 
-/** The first sheet (in the workbook's tab order) of the xlsx file given as bytes. */
-export function readXlsxFirstSheet(zip: Uint8Array, limits: SheetLimits): unknown[][] {
+/**
+ * Picks one of a workbook's sheets, given their names in tab order; returns its index. Throws (an
+ * error of the caller's kind) when none fits.
+ */
+export type SheetChoice = (names: readonly string[]) => number;
+
+const FIRST_SHEET: SheetChoice = () => 0;
+
+/** One sheet (by default the first in the workbook's tab order) of the xlsx file given as bytes. */
+export function readXlsxSheet(zip: Uint8Array, limits: SheetLimits, choose: SheetChoice = FIRST_SHEET): unknown[][] {
   const rootRels = relationships(extract(zip, new Set([relationshipsPath('')])), '');
   const workbookPath = byType(rootRels, RELATIONSHIP_TYPE.officeDocument) ?? 'xl/workbook.xml';
   const meta = extract(zip, new Set([workbookPath, relationshipsPath(workbookPath)]));
   if (!meta[workbookPath]) throw new Error('no workbook part');
   const workbookRels = relationships(meta, workbookPath);
 
-  let firstSheetId: string | undefined;
+  const sheets: Array<{ name: string; id: string | undefined }> = [];
   let date1904 = false;
   parseXml(meta[workbookPath], {
     open(name, attributes) {
       if (name === 'workbookPr') date1904 = attributes.date1904 === '1' || attributes.date1904 === 'true';
-      if (name === 'sheet' && firstSheetId === undefined) {
-        firstSheetId = Object.entries(attributes).find(([key]) => local(key) === 'id')?.[1];
+      if (name === 'sheet') {
+        sheets.push({ name: attributes.name ?? '', id: Object.entries(attributes).find(([key]) => local(key) === 'id')?.[1] });
       }
     },
   });
-  if (firstSheetId === undefined) throw new Error('the workbook lists no sheet');
-  const sheetPath = workbookRels.get(firstSheetId)?.target;
-  if (!sheetPath) throw new Error('the first sheet has no part');
+  if (sheets.length === 0) throw new Error('the workbook lists no sheet');
+  const sheetId = sheets[choose(sheets.map((sheet) => sheet.name))]?.id;
+  if (sheetId === undefined) throw new Error('the sheet has no relationship');
+  const sheetPath = workbookRels.get(sheetId)?.target;
+  if (!sheetPath) throw new Error('the sheet has no part');
   const sharedStringsPath = byType(workbookRels, RELATIONSHIP_TYPE.sharedStrings);
   const stylesPath = byType(workbookRels, RELATIONSHIP_TYPE.styles);
 
   const parts = extract(zip, new Set([sheetPath, sharedStringsPath, stylesPath].filter((name) => name !== undefined)));
   const sheet = parts[sheetPath];
-  if (!sheet) throw new Error(`the first sheet (${sheetPath}) is missing`);
+  if (!sheet) throw new Error(`the sheet (${sheetPath}) is missing`);
   const sharedStrings = readSharedStrings(sharedStringsPath ? parts[sharedStringsPath] : undefined);
   const dateStyles = readDateStyles(stylesPath ? parts[stylesPath] : undefined);
   return readSheet(sheet, { sharedStrings, dateStyles, date1904, limits });

@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { booleanOption, narrow, OPTIONS, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const PANDOC = '/usr/bin/pandoc';
@@ -71,9 +72,26 @@ const NO_TITLE_BLOCK = new Set(['md', 'gfm', 'rst', 'org', 'txt', 'asciidoc', 't
 const OFFICE_SOURCES = new Set(['docx', 'odt']);
 const OFFICE_TARGETS = new Set(['docx', 'odt', 'html', 'txt', 'epub']);
 
+/**
+ * The writers that make a table of contents from the headings (`toc`, pandoc's `--toc`, three
+ * levels deep): a linked list in HTML, EPUB's navigation page in the reading order, \tableofcontents
+ * in LaTeX, a TOC field in docx (Word fills it in when the document is opened) and an index in
+ * odt (filled in when the document's indexes are updated). The text markup writers print one only
+ * in a standalone document (TOC_STANDALONE); the others (org, textile, jira, mediawiki, docbook,
+ * ipynb) make none.
+ */
+const TOC_WRITERS = new Set(['html', 'latex', 'docx', 'odt', 'epub', 'md', 'gfm', 'rst', 'asciidoc', 'txt']);
+/**
+ * Writers that print the table of contents only with `--standalone`. Standalone, each prints the
+ * title in its own title block (YAML for Markdown, a title for reStructuredText, AsciiDoc and
+ * plain text), so the title filter is left out there.
+ */
+const TOC_STANDALONE = new Set(['md', 'gfm', 'rst', 'asciidoc', 'txt']);
+const TOC = narrow(OPTIONS.toc, { description: 'Add a table of contents built from the headings (three levels deep).' });
+
 const EDGES: ConversionEdge[] = Object.keys(READERS).flatMap((from) => Object.keys(WRITERS)
   .filter((to) => to !== from)
-  .map((to) => ({ from, to, cost: OFFICE_SOURCES.has(from) && OFFICE_TARGETS.has(to) ? 5 : 2 })));
+  .map((to) => ({ from, to, cost: OFFICE_SOURCES.has(from) && OFFICE_TARGETS.has(to) ? 5 : 2, options: TOC_WRITERS.has(to) ? [TOC] : [] })));
 
 export class PandocEngine implements Engine {
   readonly id = 'pandoc';
@@ -103,16 +121,19 @@ export class PandocEngine implements Engine {
     });
   }
 
-  private args(reader: string, writer: string, to: string, input: string, output: string): string[] {
+  private args(reader: string, writer: string, to: string, input: string, output: string, options: StepOptions = {}): string[] {
     const args = [...RTS_OPTIONS, '--from', reader, '--to', writer, '--output', output];
+    const toc = booleanOption(options, 'toc') === true && TOC_WRITERS.has(to);
     // The image filter only where images are fetched and embedded: the writers outside pandoc's
     // sandbox, and the document tree that feeds one. Elsewhere an image stays a reference (HTML's
     // <img src>, Markdown's ![]()), nothing is read, and the filter cost large documents 10-15%
     // (BENCHMARKS.md).
     if (OS_SANDBOX_ONLY.has(to) || writer === 'json') args.push(`--lua-filter=${IMAGE_FILTER}`);
     if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
-    if (STANDALONE.has(to)) args.push('--standalone');
-    if (NO_TITLE_BLOCK.has(to)) args.push(`--lua-filter=${TITLE_FILTER}`);
+    const standalone = STANDALONE.has(to) || (toc && TOC_STANDALONE.has(to));
+    if (standalone) args.push('--standalone');
+    if (toc) args.push('--toc');
+    if (NO_TITLE_BLOCK.has(to) && !standalone) args.push(`--lua-filter=${TITLE_FILTER}`);
     // A file name from the service, never one that could read as an option.
     args.push('--', `./${input}`);
     return args;
@@ -125,20 +146,20 @@ export class PandocEngine implements Engine {
    * which names no outside file any more. (docx, odt and epub inputs keep their own media in one
    * run; LibreOffice does most of those pairs anyway.)
    */
-  private runs(from: string, to: string, input: string, output: string): string[][] {
+  private runs(from: string, to: string, input: string, output: string, options: StepOptions = {}): string[][] {
     if (to === 'docx' && TEXT_READERS.has(from)) {
       return [
         this.args(READERS[from]!, 'json', 'json', input, 'document-tree.json'),
-        this.args('json', WRITERS[to]!, to, 'document-tree.json', output),
+        this.args('json', WRITERS[to]!, to, 'document-tree.json', output, options),
       ];
     }
-    return [this.args(READERS[from]!, WRITERS[to]!, to, input, output)];
+    return [this.args(READERS[from]!, WRITERS[to]!, to, input, output, options)];
   }
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, workDir } = request;
     const prepared = PREPARED_SOURCES.has(from) ? await this.prepare(request) : undefined;
-    const runs = this.runs(from, to, prepared ?? path.basename(input), path.basename(output));
+    const runs = this.runs(from, to, prepared ?? path.basename(input), path.basename(output), request.options);
     try {
       for (const args of runs) await this.runPandoc(args, request);
     } finally {
