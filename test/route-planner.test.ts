@@ -94,10 +94,14 @@ test('with options, the cheapest route supporting most of them wins; without, th
   ]);
   assert.deepEqual(optioned.route('png', 'jpg')!.map((s) => s.engine.id), ['fast']);
   assert.deepEqual(optioned.route('png', 'jpg', ['quality'])!.map((s) => s.engine.id), ['tuned'], 'the dearer route that has quality');
-  assert.deepEqual(optioned.route('png', 'jpg', ['quality', 'width'])!.map((s) => s.engine.id), ['tuned'],
-    'never a longer route than the cheapest: the two-step route through bmp that has both is not taken');
+  assert.deepEqual(optioned.route('png', 'jpg', ['quality', 'width'])!.map((s) => s.engine.id), ['tuned', 'bmp'],
+    'one step more than the cheapest route is allowed for an option');
+  const far = new RoutePlanner([
+    declared('a', [{ from: 'x', to: 'y', cost: 1 }, { from: 'x', to: 'p', cost: 1 }, { from: 'p', to: 'q', cost: 1 }, { from: 'q', to: 'y', cost: 1, options: [quality] }]),
+  ]);
+  assert.deepEqual(far.route('x', 'y', ['quality'])!.map((s) => s.to), ['y'], 'never two steps more: no detour through several formats');
   assert.deepEqual(optioned.route('png', 'jpg', ['nonsense'])!.map((s) => s.engine.id), ['fast'], 'an option no route has changes nothing');
-  assert.deepEqual(optioned.optionsBetween('png', 'jpg').map((o) => o.name), ['quality']);
+  assert.deepEqual(optioned.optionsBetween('png', 'jpg').map((o) => o.name), ['quality', 'width']);
   const twoSteps = new RoutePlanner([
     declared('office', [{ from: 'docx', to: 'pdf', cost: 4 }, { from: 'docx', to: 'odt', cost: 5 }]),
     declared('pages', [{ from: 'pdf', to: 'png', cost: 2 }, { from: 'odt', to: 'png', cost: 2, options: [width] }]),
@@ -148,4 +152,17 @@ test('an option that shapes the output counts only where the last step writes it
   assert.deepEqual(data.route('md', 'pdf', ['toc'])!.map((s) => s.to), ['epub', 'pdf'], 'the route whose last step makes the table of contents');
   assert.deepEqual(assignOptions(data.route('md', 'pdf', ['toc'])!, { toc: true }), [{}, { toc: true }]);
   assert.deepEqual(assignOptions(data.route('md', 'pdf')!, { toc: true }), [{}, {}], 'a middle step is never handed an output option');
+});
+
+test('an input option does not count after a step that makes its subject anew', () => {
+  const sheets = new RoutePlanner([
+    declared('office', [{ from: 'xls', to: 'csv', cost: 4 }, { from: 'xls', to: 'xlsx', cost: 4 }]),
+    declared('data', [
+      { from: 'csv', to: 'json', cost: 1 }, { from: 'csv', to: 'xlsx', cost: 5, resets: ['sheet'] },
+      { from: 'xlsx', to: 'json', cost: 1, options: [OPTIONS.sheet] }, { from: 'xlsx', to: 'csv', cost: 1, options: [OPTIONS.sheet, OPTIONS.delimiter] },
+    ]),
+  ]);
+  assert.deepEqual(sheets.route('csv', 'json', ['sheet'])!.map((s) => s.to), ['json'], 'a CSV has no sheets: the workbook made from it is not a way to one');
+  assert.deepEqual(sheets.optionsBetween('csv', 'json'), []);
+  assert.deepEqual(sheets.route('xls', 'csv', ['sheet', 'delimiter'])!.map((s) => `${s.engine.id}:${s.to}`), ['office:xlsx', 'data:csv'], 'LibreOffice keeps the sheets');
 });

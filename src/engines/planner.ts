@@ -17,6 +17,7 @@ export interface RouteStep {
   /** The options its edge declares. */
   readonly options: readonly OptionSpec[];
   readonly firstPageOnly: boolean;
+  readonly resets: readonly string[];
 }
 
 export type Route = readonly RouteStep[];
@@ -91,16 +92,17 @@ export class RoutePlanner {
   }
 
   /**
-   * The routes options may choose from, cheapest first: those no longer than the cheapest route.
-   * An option never sends a file through more formats than it would have crossed without it (a
-   * PNG asked for a `background` on its way to WebP, which keeps transparency, must not detour
-   * through JPEG to find one).
+   * The routes options may choose from, cheapest first: those at most one step longer than the
+   * cheapest route. An option may add a step (an xls asked for one sheet as CSV goes LibreOffice →
+   * xlsx → the data engine, which picks sheets), never a detour of several formats; and a step
+   * only counts for an option it really applies (applyingStep: output options at the last step,
+   * input options not after a step that `resets` them).
    */
   private routesBetween(from: string, to: string): readonly Route[] {
     const key = `${from}>${to}`;
     let routes = this.allRoutes.get(key);
     if (!routes) {
-      const cheapest = from === to ? 1 : (this.search(from, to)?.length ?? 0);
+      const longest = from === to ? 1 : (this.search(from, to)?.length ?? 0) + 1;
       const found: Array<{ route: Route; cost: number }> = [];
       if (from === to) {
         for (const { engine, edge } of this.outgoing.get(from) ?? []) {
@@ -121,7 +123,7 @@ export class RoutePlanner {
         };
         walk(from, [], new Set([from]), 0);
       }
-      routes = found.filter((r) => r.route.length <= cheapest).sort((a, b) => a.cost - b.cost).map((r) => r.route);
+      routes = found.filter((r) => r.route.length <= longest).sort((a, b) => a.cost - b.cost).map((r) => r.route);
       this.allRoutes.set(key, routes);
     }
     return routes;
@@ -182,7 +184,7 @@ export class RoutePlanner {
 }
 
 function stepOf(engine: Engine, edge: ConversionEdge): RouteStep {
-  return { engine, from: edge.from, to: edge.to, cost: edge.cost, options: edge.options ?? [], firstPageOnly: edge.firstPageOnly === true };
+  return { engine, from: edge.from, to: edge.to, cost: edge.cost, options: edge.options ?? [], firstPageOnly: edge.firstPageOnly === true, resets: edge.resets ?? [] };
 }
 
 /** The options a route supports: each name once, as the step that would apply it declares it. */
@@ -206,7 +208,11 @@ function applyingStep(route: Route, name: string): number | undefined {
     return spec ? [{ index, spec }] : [];
   });
   if (declaring.length === 0) return undefined;
-  if (declaring[0]!.spec.appliesAt === 'input') return declaring[0]!.index;
+  if (declaring[0]!.spec.appliesAt === 'input') {
+    const index = declaring[0]!.index;
+    // Chosen from what an earlier step made anew (a sheet of a workbook built from a CSV): not the upload's.
+    return route.slice(0, index).some((step) => step.resets.includes(name)) ? undefined : index;
+  }
   const last = declaring.at(-1)!;
   return last.index === route.length - 1 ? last.index : undefined;
 }

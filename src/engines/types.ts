@@ -37,6 +37,13 @@ export interface ConversionEdge {
    * asked for the first page only, so a 2,000-page workbook is not converted whole for one image.
    */
   readonly firstPageOnly?: boolean;
+  /**
+   * Input options whose subject this edge makes anew rather than carries from its input: an edge
+   * building a workbook out of a CSV `resets` `sheet`, so a later step's sheet would be chosen in
+   * a workbook the route made, never in the upload. The planner does not count such an option for
+   * a later step of the route.
+   */
+  readonly resets?: readonly string[];
 }
 
 export interface EngineLimits {

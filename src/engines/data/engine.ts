@@ -61,6 +61,8 @@ const DELIMITERS = new RegExp(`^(?:${OPTIONS.delimiter.pattern})$`);
 const EDGES: ConversionEdge[] = [
   ...FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to): ConversionEdge => ({
     from, to, cost: !WORKBOOKS.has(to) ? 1 : WORKBOOKS.has(from) ? BETWEEN_WORKBOOKS : INTO_WORKBOOK, options: optionsOf(from, to),
+    // A workbook built from one table has one sheet: a `sheet` asked of it later is not the upload's.
+    ...(WORKBOOKS.has(to) && !WORKBOOKS.has(from) ? { resets: ['sheet'] } : {}),
   }))),
   ...SAME_FORMAT.map((format): ConversionEdge => ({ from: format, to: format, cost: 1, options: optionsOf(format, format) })),
 ];
