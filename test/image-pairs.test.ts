@@ -210,7 +210,7 @@ describe('a photo stored sideways with an EXIF orientation comes out upright, wi
 
 describe('transparency: kept where the target has it, flattened onto white where it has not', { concurrency: 4 }, () => {
   /** Targets that keep an 8-bit alpha channel. */
-  const KEEP_ALPHA = ['webp', 'avif', 'tiff', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx'];
+  const KEEP_ALPHA = ['png', 'webp', 'avif', 'tiff', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx'];
   /** Targets with on/off transparency only: half-transparent pixels become one or the other. */
   const ONE_BIT = ['gif', 'xpm'];
   /** Targets without transparency: flattened onto white, whichever engine writes them. */
