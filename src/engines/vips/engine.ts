@@ -27,10 +27,12 @@ const LOADER: Record<string, string> = {
 const TARGETS: Record<string, RasterTarget & { readonly settings: readonly string[] }> = {
   png: { alpha: true, settings: ['compression=6'] },
   webp: { alpha: true, defaultQuality: 82, settings: ['Q=82'] },
-  tiff: { alpha: true, settings: ['compression=deflate'] },
+  // vips 8.14's TIFF, JPEG XL and JPEG 2000 savers write no EXIF (measured: a photo's GPS position
+  // is gone with strip off): their results are always stripped, and `strip` is not offered.
+  tiff: { alpha: true, keepsMetadata: false, settings: ['compression=deflate'] },
   heic: { alpha: true, defaultQuality: 60, settings: ['Q=60'] },
-  jxl: { alpha: true, defaultQuality: 90, settings: [] },
-  jp2: { alpha: true, defaultQuality: 48, settings: [] },
+  jxl: { alpha: true, keepsMetadata: false, defaultQuality: 90, settings: [] },
+  jp2: { alpha: true, keepsMetadata: false, defaultQuality: 48, settings: [] },
 };
 /**
  * Loaders that turn an image upright by its orientation tag themselves. The vips command keeps
@@ -159,13 +161,23 @@ export class VipsCliEngine implements Engine {
       operations.push((a, b) => ['icc_transform', a, b, 'srgb', '--embedded']);
     }
 
+    // Debian's libvips 8.14.1 writes a WebP's EXIF (GPS position included) even with strip set
+    // (measured): the pixels reach the WebP saver through a PNG saved without metadata, and the
+    // WebP then holds only the small EXIF block libvips makes itself (orientation, resolution, size).
+    const throughBarePng = strip && to === 'webp';
+    const chainTarget = throughBarePng ? 'bare.png[compression=1,strip]' : target;
+    const chainBytes = throughBarePng ? stageBytes : limits.maxOutputBytes;
     const loadArgs = sideways && AUTOROTATES.has(loader) ? ['--autorotate'] : [];
-    let result = await run('/usr/bin/vips', [loader, path.basename(input), operations.length > 0 ? 'stage0.v' : target, ...loadArgs], operations.length > 0 ? stageBytes : limits.maxOutputBytes);
+    let result = await run('/usr/bin/vips', [loader, path.basename(input), operations.length > 0 ? 'stage0.v' : chainTarget, ...loadArgs], operations.length > 0 ? stageBytes : chainBytes);
     for (const [index, operation] of operations.entries()) {
       if (result.exitCode !== 0) break;
       signal.throwIfAborted();
       const last = index === operations.length - 1;
-      result = await run('/usr/bin/vips', operation(`stage${index}.v`, last ? target : `stage${index + 1}.v`), last ? limits.maxOutputBytes : stageBytes);
+      result = await run('/usr/bin/vips', operation(`stage${index}.v`, last ? chainTarget : `stage${index + 1}.v`), last ? chainBytes : stageBytes);
+    }
+    if (throughBarePng && result.exitCode === 0) {
+      signal.throwIfAborted();
+      result = await run('/usr/bin/vips', ['pngload', 'bare.png', target]);
     }
     if (result.exitCode !== 0 && /load|read|decode|premature|truncat|corrupt|error in tile|invalid/i.test(result.stderr)) {
       throw new ConvertdError('corrupt_input', `The image could not be decoded (${lastErrorLine(result.stderr)}): it may be damaged or truncated.`);
