@@ -313,13 +313,20 @@ describe('same-format targets', () => {
   });
 });
 
-describe('options a route lacks move the job to a route that has them', () => {
-  test('png → pdf width=48: the image in the PDF is 48 px wide', async () => {
-    assert.ok((await pairOptions('png', 'pdf')).some((o) => o.name === 'width'), 'GET /api/formats/png/pdf lists width');
-    const { file } = await convertWith(await sample('png'), 'sample.png', 'pdf', { width: '48' });
-    const list = execFileSync('pdfimages', ['-list', file], { encoding: 'utf8' }).split('\n').slice(2).filter(Boolean);
-    assert.equal(list.length, 1, 'one image');
-    assert.deepEqual(list[0]!.trim().split(/\s+/).slice(3, 5).map(Number), [48, 32]);
+describe('a chained pair offers what its steps apply, and nothing by a detour', () => {
+  test('heic → jpg (vips, then sharp): the size by vips, quality and background by sharp', async () => {
+    const names = (await pairOptions('heic', 'jpg')).map((o) => o.name);
+    for (const name of ['width', 'height', 'fit', 'quality', 'background', 'strip']) assert.ok(names.includes(name), `heic → jpg lists ${name}`);
+    const { file, record } = await convertWith(await sample('heic'), 'sample.heic', 'jpg', { width: '48', quality: '50', background: '#000000' });
+    assert.deepEqual(record.ignored_options ?? [], []);
+    const [result] = await compareImages([{ output: file }]);
+    assert.deepEqual([result!.output.width, result!.output.height], [48, 32]);
+  });
+  test('png → webp keeps transparency: background is not offered, and ignored when given', async () => {
+    assert.ok(!(await pairOptions('png', 'webp')).some((o) => o.name === 'background'));
+    const { record } = await convertWith(await sample('png'), 'sample.png', 'webp', { background: '#00ff00', width: '48' });
+    assert.deepEqual(record.ignored_options, ['background']);
+    assert.deepEqual(record.options, { width: '48' });
   });
 });
 
