@@ -48,9 +48,12 @@ const COMMON = ['png', 'webp', 'tiff', 'jpg'];
 function edges(): ConversionEdge[] {
   const list: ConversionEdge[] = [];
   const edge = (from: string, to: string): ConversionEdge => ({ from, to, cost: 2, options: rasterOptions(TARGETS[to]!) });
-  // Each format to itself too (from === to: a route of its own, for the options).
-  for (const from of ONLY_HERE) for (const to of ['png', 'webp', 'tiff', ...ONLY_HERE]) list.push(edge(from, to));
+  for (const from of ONLY_HERE) {
+    for (const to of ['png', 'webp', 'tiff', ...ONLY_HERE]) if (to !== from) list.push(edge(from, to));
+  }
   for (const from of COMMON) for (const to of ONLY_HERE) list.push(edge(from, to));
+  // Each format to itself too (from === to: a route of its own, for the options).
+  for (const format of ONLY_HERE) list.push(edge(format, format));
   return list;
 }
 
