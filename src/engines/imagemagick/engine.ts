@@ -4,15 +4,20 @@
 // file named .tga is parsed as TGA, not run), and ImageMagick sees only the allow-list policy
 // shipped beside this file in policy/policy.xml (no delegates, few coders, memory, area, disk,
 // time and frame limits), inside the sandbox (docs/security.md#imagemagick).
+// The raster options (support/raster-options.ts) become ImageMagick's own operators, built from
+// the parsed numbers and colours: -resize/-extent, -background, and -strip left out for strip=false.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { booleanOption, narrow, rgbHex, rgbOption, type OptionSpec } from '../options.ts';
+import { outputSize, rasterOptions, requestedSize } from '../support/raster-options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const CONVERT = '/usr/bin/convert-im6.q16';
+const IDENTIFY = '/usr/bin/identify-im6.q16';
 const POLICY_DIR = fileURLToPath(new URL('./policy/', import.meta.url));
 
 /** ImageMagick coder per format id. */
@@ -62,9 +67,27 @@ export async function largestIcon(file: string): Promise<number> {
   }
 }
 
+/** Icons hold at most 256 x 256. */
+const ICON_SIDE = 256;
+
+/**
+ * The options of each target: none of them is lossy (no `quality`); those without transparency
+ * take `background`; only PNG has a place for the metadata a source may carry (a PSD's EXIF and
+ * XMP), the others hold none, so `strip` is offered for PNG alone (the rest are always bare).
+ */
+function targetOptions(to: string): OptionSpec[] {
+  const specs = rasterOptions({ alpha: !NO_ALPHA.has(to), keepsMetadata: to === 'png' });
+  if (to !== 'ico') return specs;
+  return specs.map((spec) => (spec.name === 'width' || spec.name === 'height') && spec.type === 'integer'
+    ? narrow(spec, { maximum: ICON_SIDE, description: `${spec.description} An icon holds at most ${ICON_SIDE} × ${ICON_SIDE}.` })
+    : spec);
+}
+
 const EDGES: ConversionEdge[] = [
-  ...READS.map((from) => ({ from, to: 'png', cost: 3 })),
-  ...WRITES.map((to) => ({ from: 'png', to, cost: 3 })),
+  ...READS.map((from) => ({ from, to: 'png', cost: 3, options: targetOptions('png') })),
+  ...WRITES.map((to) => ({ from: 'png', to, cost: 3, options: targetOptions(to) })),
+  // Each written format to itself (a BMP resized), a route of its own for the options.
+  ...WRITES.map((format) => ({ from: format, to: format, cost: 3, options: targetOptions(format) })),
 ];
 
 const ENV = { MAGICK_CONFIGURE_PATH: POLICY_DIR, MAGICK_THREAD_LIMIT: '1' };
@@ -109,20 +132,27 @@ export class ImageMagickEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, from, to, workDir, limits, signal } = request;
+    const { input, output, from, to, workDir, limits, signal, options } = request;
     const inCoder = CODER[from];
     const outCoder = CODER[to];
     if (!inCoder || !outCoder) throw new ConvertdError('conversion_failed', `ImageMagick does not convert ${from} to ${to} here.`);
     // One frame: PSD's flattened composite, an icon's largest image.
     const frame = from === 'ico' ? await largestIcon(input) : 0;
+    const source = `${inCoder}:${path.basename(input)}[${frame}]`;
+    const resize = requestedSize(options) ? await this.resizeArguments(source, options, to, request) : [];
+    // Transparent areas of a target without alpha: white unless `background` says otherwise (a
+    // colour the engine writes itself from the parsed numbers).
+    const background = rgbHex(rgbOption(options) ?? { kind: 'rgb', r: 255, g: 255, b: 255 });
     const args = [
-      `${inCoder}:${path.basename(input)}[${frame}]`,
+      source,
       '-auto-orient',
+      ...resize,
       // Icons hold at most 256x256.
-      ...(to === 'ico' ? ['-resize', '256x256>'] : []),
-      ...(NO_ALPHA.has(to) ? ['-background', 'white', '-alpha', 'remove'] : []),
+      ...(to === 'ico' ? ['-resize', `${ICON_SIDE}x${ICON_SIDE}>`] : []),
+      ...(NO_ALPHA.has(to) ? ['-background', background, '-alpha', 'remove'] : []),
       ...(to === 'pbm' ? BILEVEL : []),
-      '-strip',
+      // Metadata is removed unless strip=false (offered where the target can hold it).
+      ...(booleanOption(options, 'strip') === false ? [] : ['-strip']),
       `${outCoder}:${path.basename(output)}`,
     ];
     const result = await this.context.run(CONVERT, args, {
@@ -139,5 +169,39 @@ export class ImageMagickEngine implements Engine {
       }
     }
     ensureSuccess(result, 'ImageMagick');
+  }
+
+  /**
+   * The -resize (and -extent) arguments for the size asked for, built from numbers, after the
+   * size of the upright picture is read (identify -ping reads the header only) and the result
+   * checked against the pixel cap.
+   */
+  private async resizeArguments(source: string, options: ConvertRequest['options'], to: string, request: ConvertRequest): Promise<string[]> {
+    const size = requestedSize(options)!;
+    const { workDir, limits, signal } = request;
+    const header = await this.context.run(IDENTIFY, ['-ping', '-format', '%w %h %[orientation]\\n', source], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, readOnly: [POLICY_DIR], captureStdout: true,
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    const match = /^(\d+) (\d+) (\w+)/.exec(header.stdout);
+    if (header.exitCode !== 0 || !match) {
+      throw new ConvertdError('corrupt_input', `The image could not be read (${lastErrorLine(header.stderr)}): it may be damaged or truncated.`);
+    }
+    const [stored, other] = [Number(match[1]), Number(match[2])];
+    // Orientations 5-8 (LeftTop ... LeftBottom) swap the sides once -auto-orient has turned the picture.
+    const swap = /^(LeftTop|RightTop|RightBottom|LeftBottom)$/.test(match[3]!);
+    const upright = { width: (swap ? other : stored) || 1, height: (swap ? stored : other) || 1 };
+    const target = outputSize(upright, size);
+    if (target.width * target.height > limits.maxImagePixels) {
+      throw new ConvertdError('invalid_option', `Options "width"/"height": ${target.width} × ${target.height} pixels is more than this service's limit of ${limits.maxImagePixels}.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'past the pixel limit', maximum_pixels: limits.maxImagePixels });
+    }
+    if (to === 'ico' && (target.width > ICON_SIDE || target.height > ICON_SIDE)) {
+      throw new ConvertdError('invalid_option', `Options "width"/"height": an icon holds at most ${ICON_SIDE} × ${ICON_SIDE} pixels.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'larger than an icon holds', maximum: ICON_SIDE });
+    }
+    const geometry = `${target.width}x${target.height}`;
+    // crop: cover the box keeping the aspect ratio (^), then cut it to the box around the centre.
+    if (size.fit === 'crop') return ['-resize', `${geometry}^`, '-gravity', 'center', '-extent', geometry, '+repage'];
+    // max and scale: the exact size outputSize computed (the same rounding as sharp and vips).
+    return ['-resize', `${geometry}!`];
   }
 }

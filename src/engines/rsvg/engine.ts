@@ -3,17 +3,31 @@
 // canvas at 32767 px a side, but a 30000 x 30000 canvas still means 3.6 GB of pixels
 // (docs/security.md#librsvg): the declared size is read here first and refused past the pixel limit.
 // rsvg-convert leaves a 0-byte file on some errors; the pipeline's output check catches that.
+// To PNG, `width`/`height`/`fit` and `pixel_density` render the drawing at that size (a vector
+// drawn at 800 px, not a bitmap scaled up); PDF, EPS and PS stay vector and take no option.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { narrow, numberOption, OPTIONS, type StepOptions } from '../options.ts';
+import { outputSize, rasterOptions, requestedSize } from '../support/raster-options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const RSVG = '/usr/bin/rsvg-convert';
 // PostScript is written, never read: no engine here accepts PostScript uploads (Ghostscript's
 // sandbox has a long record of escapes, docs/security.md#ghostscript-and-postscript).
-const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({ from: 'svg', to, cost: 1 }));
+/** CSS pixels are 1/96 inch: rsvg-convert's default, and what a drawing's px sizes mean. */
+const CSS_DPI = 96;
+/**
+ * PNG: the size options, and the resolution. rsvg-convert writes no metadata into its PNG (no
+ * `strip`), and PNG keeps transparency (no `background`).
+ */
+const PNG_OPTIONS = [
+  ...rasterOptions({ alpha: true, keepsMetadata: false }),
+  narrow(OPTIONS.pixel_density, { default: CSS_DPI, description: `Resolution in dots per inch at which the drawing is rendered: ${CSS_DPI} (the default) draws a CSS pixel as one pixel, 192 at twice the size. Ignored when width or height is given.` }),
+];
+const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({ from: 'svg', to, cost: 1, ...(to === 'png' ? { options: PNG_OPTIONS } : {}) }));
 const MAX_SIDE = 16384;
 
 /** CSS pixels per unit, at rsvg-convert's default 96 dpi. */
@@ -65,14 +79,15 @@ export class RsvgEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, to, workDir, limits, signal } = request;
+    const { input, output, to, workDir, limits, signal, options } = request;
     const handle = await fs.open(input, 'r');
     const head = await handle.read(Buffer.alloc(65536), 0, 65536, 0).then(({ buffer, bytesRead }) => buffer.toString('utf8', 0, bytesRead)).finally(() => handle.close());
     const size = declaredSize(head);
-    if (to === 'png' && size && (size.width > MAX_SIDE || size.height > MAX_SIDE || size.width * size.height > limits.maxImagePixels)) {
+    const render = to === 'png' ? renderArguments(size, options, limits.maxImagePixels) : [];
+    if (to === 'png' && render.length === 0 && size && (size.width > MAX_SIDE || size.height > MAX_SIDE || size.width * size.height > limits.maxImagePixels)) {
       throw new ConvertdError('input_too_complex', `The drawing declares ${Math.round(size.width)}x${Math.round(size.height)} pixels; this service renders at most ${MAX_SIDE} a side and ${limits.maxImagePixels} in all.`);
     }
-    const result = await this.context.run(RSVG, ['--format', to, '--output', path.basename(output), path.basename(input)], {
+    const result = await this.context.run(RSVG, ['--format', to, ...render, '--output', path.basename(output), path.basename(input)], {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     if (result.exitCode !== 0) {
@@ -82,4 +97,43 @@ export class RsvgEngine implements Engine {
     }
     ensureSuccess(result, 'rsvg-convert');
   }
+}
+
+/**
+ * rsvg-convert's arguments for the size and resolution asked for (none without options), built
+ * from numbers: the drawing is rendered at the output size. `fit=crop` renders it covering the box
+ * and takes the box's middle as the page. The rendered size is checked first: past MAX_SIDE or
+ * the pixel cap the options are refused.
+ */
+export function renderArguments(declared: { width: number; height: number } | undefined, options: StepOptions, maxPixels: number): string[] {
+  const size = requestedSize(options);
+  const density = numberOption(options, 'pixel_density');
+  if (!size && density === undefined) return [];
+  const option = size ? (size.width !== undefined ? 'width' : 'height') : 'pixel_density';
+  const check = (width: number, height: number) => {
+    if (width > MAX_SIDE || height > MAX_SIDE || width * height > maxPixels) {
+      throw new ConvertdError('invalid_option', `Option "${option}": the drawing would be rendered at ${width} × ${height} pixels; this service renders at most ${MAX_SIDE} a side and ${maxPixels} in all.`, { option, reason: 'past the pixel limit', maximum_pixels: maxPixels });
+    }
+  };
+  if (!declared) {
+    // Without a declared size (no width, height or viewBox) there is no aspect ratio to keep.
+    throw new ConvertdError('invalid_option', `Option "${option}": the drawing declares no size (no width, height or viewBox), so it cannot be rendered at another one.`, { option, reason: 'the drawing declares no size' });
+  }
+  if (!size) {
+    const zoom = density! / CSS_DPI;
+    check(Math.ceil(declared.width * zoom), Math.ceil(declared.height * zoom));
+    return ['--zoom', zoom.toFixed(6)];
+  }
+  const intrinsic = { width: Math.max(1, declared.width), height: Math.max(1, declared.height) };
+  const target = outputSize(intrinsic, size);
+  check(target.width, target.height);
+  if (size.fit !== 'crop') return ['--width', String(target.width), '--height', String(target.height)];
+  const cover = Math.max(target.width / intrinsic.width, target.height / intrinsic.height);
+  const drawn = { width: Math.max(target.width, Math.round(intrinsic.width * cover)), height: Math.max(target.height, Math.round(intrinsic.height * cover)) };
+  check(drawn.width, drawn.height);
+  return [
+    '--width', String(drawn.width), '--height', String(drawn.height),
+    '--page-width', String(target.width), '--page-height', String(target.height),
+    `--left=${-Math.round((drawn.width - target.width) / 2)}`, `--top=${-Math.round((drawn.height - target.height) / 2)}`,
+  ];
 }

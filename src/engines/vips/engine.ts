@@ -4,18 +4,35 @@
 // pixel count is checked on the header before anything is decoded (the vips CLI has no cap of its
 // own: it decoded a 2.5-gigapixel PNG here, docs/security.md#vips-and-sharp), and it runs sandboxed.
 // JPEG, GIF and AVIF results come through PNG and sharp, which the planner chains.
+// The raster options (support/raster-options.ts) map to the savers' own settings (Q, strip) and
+// to `vips thumbnail` for a size; each format also converts to itself (a HEIC made smaller).
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { booleanOption, numberOption } from '../options.ts';
+import { outputSize, rasterOptions, requestedSize, type RasterTarget } from '../support/raster-options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const LOADER: Record<string, string> = {
   heic: 'heifload', jxl: 'jxlload', jp2: 'jp2kload', png: 'pngload', webp: 'webpload', tiff: 'tiffload', jpg: 'jpegload',
 };
-/** Saver options by target extension. */
-const SAVE_OPTIONS: Record<string, string> = {
-  png: '[compression=6]', webp: '[Q=82]', tiff: '[compression=deflate]', heic: '[Q=60]', jxl: '', jp2: '',
+/**
+ * Each target's saver: its fixed settings, and the raster options it takes. Every target here
+ * holds transparency (no `background`). `quality` is offered for the lossy savers, with the
+ * quality they use when none is given: WebP 82 and HEIC 60 (set here), JPEG 2000 48 (vips'
+ * default), JPEG XL 90: vips' jxlsave uses butteraugli distance 1.0 unless Q is set, and maps Q to
+ * distance as 0.1 + (100 - Q) × 0.09 (libvips jxlsave.c), so Q 90 is the same encoder setting.
+ */
+const TARGETS: Record<string, RasterTarget & { readonly settings: readonly string[] }> = {
+  png: { alpha: true, settings: ['compression=6'] },
+  webp: { alpha: true, defaultQuality: 82, settings: ['Q=82'] },
+  // vips 8.14's TIFF, JPEG XL and JPEG 2000 savers write no EXIF (measured: a photo's GPS position
+  // is gone with strip off): their results are always stripped, and `strip` is not offered.
+  tiff: { alpha: true, keepsMetadata: false, settings: ['compression=deflate'] },
+  heic: { alpha: true, defaultQuality: 60, settings: ['Q=60'] },
+  jxl: { alpha: true, keepsMetadata: false, defaultQuality: 90, settings: [] },
+  jp2: { alpha: true, keepsMetadata: false, defaultQuality: 48, settings: [] },
 };
 /**
  * Loaders that turn an image upright by its orientation tag themselves. The vips command keeps
@@ -30,12 +47,18 @@ const COMMON = ['png', 'webp', 'tiff', 'jpg'];
 
 function edges(): ConversionEdge[] {
   const list: ConversionEdge[] = [];
+  const edge = (from: string, to: string): ConversionEdge => ({ from, to, cost: 2, options: rasterOptions(TARGETS[to]!) });
   for (const from of ONLY_HERE) {
-    for (const to of ['png', 'webp', 'tiff', ...ONLY_HERE]) if (to !== from) list.push({ from, to, cost: 2 });
+    for (const to of ['png', 'webp', 'tiff', ...ONLY_HERE]) if (to !== from) list.push(edge(from, to));
   }
-  for (const from of COMMON) for (const to of ONLY_HERE) list.push({ from, to, cost: 2 });
+  for (const from of COMMON) for (const to of ONLY_HERE) list.push(edge(from, to));
+  // Each format to itself too (from === to: a route of its own, for the options).
+  for (const format of ONLY_HERE) list.push(edge(format, format));
   return list;
 }
+
+/** Bytes per pixel of an intermediate `.v` file at most: four bands of 16 bits. */
+const STAGE_BYTES_PER_PIXEL = 8;
 
 const ENV = { VIPS_CONCURRENCY: '1' };
 
@@ -73,11 +96,15 @@ export class VipsCliEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, from, to, workDir, limits, signal } = request;
+    const { input, output, from, to, workDir, limits, signal, options } = request;
     const loader = LOADER[from];
-    if (!loader || SAVE_OPTIONS[to] === undefined) throw new ConvertdError('conversion_failed', `vips does not convert ${from} to ${to}.`);
-    const run = (program: string, args: string[]) =>
-      this.context.run(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, captureStdout: true, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
+    const saver = TARGETS[to];
+    if (!loader || !saver) throw new ConvertdError('conversion_failed', `vips does not convert ${from} to ${to}.`);
+    // An intermediate `.v` holds the decoded pixels (bounded by the pixel cap checked below), which
+    // may be larger than the result may be.
+    const stageBytes = Math.max(limits.maxOutputBytes, limits.maxImagePixels * STAGE_BYTES_PER_PIXEL + 1_048_576);
+    const run = (program: string, args: string[], fileSizeBytes = limits.maxOutputBytes) =>
+      this.context.run(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, captureStdout: true, limits: { fileSizeBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
 
     // The header alone, with the same explicit loader: refuse pixel floods before decoding.
     const header = await run('/usr/bin/vipsheader', ['-a', `${path.basename(input)}`]);
@@ -90,18 +117,70 @@ export class VipsCliEngine implements Engine {
       throw new ConvertdError('input_too_complex', 'The image has more pixels than this service processes: send a smaller image.');
     }
     signal.throwIfAborted();
-    const target = `${path.basename(output)}${SAVE_OPTIONS[to]}`;
+
     const orientation = field('orientation');
-    let result;
     const sideways = orientation >= 2 && orientation <= 8;
-    if (sideways && AUTOROTATES.has(loader)) {
-      result = await run('/usr/bin/vips', [loader, path.basename(input), target, '--autorotate']);
-    } else if (sideways && ROTATE_AFTER.has(loader)) {
-      // A PNG or WebP with an EXIF orientation: decoded to vips' own format, then turned upright.
-      result = await run('/usr/bin/vips', [loader, path.basename(input), 'stored.v']);
-      if (result.exitCode === 0) result = await run('/usr/bin/vips', ['autorot', 'stored.v', target]);
-    } else {
-      result = await run('/usr/bin/vips', [loader, path.basename(input), target]);
+    const turned = sideways && (AUTOROTATES.has(loader) || ROTATE_AFTER.has(loader));
+
+    // The size asked for, from the upright picture (orientations 5-8 swap the sides), checked
+    // against the pixel cap before any work.
+    const size = requestedSize(options);
+    let resize: { width: number; height: number; crop: boolean } | undefined;
+    if (size) {
+      const swap = turned && orientation >= 5;
+      const upright = { width: field(swap ? 'height' : 'width') || 1, height: field(swap ? 'width' : 'height') || 1 };
+      const target = outputSize(upright, size);
+      if (target.width * target.height > limits.maxImagePixels) {
+        throw new ConvertdError('invalid_option', `Options "width"/"height": ${target.width} × ${target.height} pixels is more than this service's limit of ${limits.maxImagePixels}.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'past the pixel limit', maximum_pixels: limits.maxImagePixels });
+      }
+      resize = { ...target, crop: size.fit === 'crop' };
+    }
+
+    // Metadata (EXIF with its GPS position, XMP, IPTC) is removed unless strip=false. vips' strip
+    // removes the colour profile too: a picture with one (an iPhone's Display P3 HEIC) is first
+    // turned into sRGB, which a file without a profile is taken to be, so its colours stay.
+    const strip = booleanOption(options, 'strip') !== false;
+    const toSrgb = strip && /^icc-profile-data: /m.test(header.stdout);
+    const quality = numberOption(options, 'quality');
+    const settings = [
+      ...saver.settings.filter((setting) => !(quality !== undefined && setting.startsWith('Q='))),
+      ...(quality !== undefined && saver.defaultQuality !== undefined ? [`Q=${quality}`] : []),
+      ...(strip ? ['strip'] : []),
+    ];
+    const target = `${path.basename(output)}${settings.length > 0 ? `[${settings.join(',')}]` : ''}`;
+
+    // What happens after decoding, each a vips operation from one file to the next.
+    const operations: Array<(from: string, to: string) => string[]> = [];
+    // A PNG or WebP with an EXIF orientation: decoded, then turned upright.
+    if (sideways && ROTATE_AFTER.has(loader)) operations.push((a, b) => ['autorot', a, b]);
+    if (resize) {
+      const { width, height, crop } = resize;
+      operations.push((a, b) => [
+        'thumbnail', a, b, String(width), '--height', String(height), '--no-rotate',
+        ...(crop ? ['--crop', 'centre'] : ['--size', 'force']),
+        ...(toSrgb ? ['--export-profile', 'srgb'] : []),
+      ]);
+    } else if (toSrgb) {
+      operations.push((a, b) => ['icc_transform', a, b, 'srgb', '--embedded']);
+    }
+
+    // Debian's libvips 8.14.1 writes a WebP's EXIF (GPS position included) even with strip set
+    // (measured): the pixels reach the WebP saver through a PNG saved without metadata, and the
+    // WebP then holds only the small EXIF block libvips makes itself (orientation, resolution, size).
+    const throughBarePng = strip && to === 'webp';
+    const chainTarget = throughBarePng ? 'bare.png[compression=1,strip]' : target;
+    const chainBytes = throughBarePng ? stageBytes : limits.maxOutputBytes;
+    const loadArgs = sideways && AUTOROTATES.has(loader) ? ['--autorotate'] : [];
+    let result = await run('/usr/bin/vips', [loader, path.basename(input), operations.length > 0 ? 'stage0.v' : chainTarget, ...loadArgs], operations.length > 0 ? stageBytes : chainBytes);
+    for (const [index, operation] of operations.entries()) {
+      if (result.exitCode !== 0) break;
+      signal.throwIfAborted();
+      const last = index === operations.length - 1;
+      result = await run('/usr/bin/vips', operation(`stage${index}.v`, last ? chainTarget : `stage${index + 1}.v`), last ? chainBytes : stageBytes);
+    }
+    if (throughBarePng && result.exitCode === 0) {
+      signal.throwIfAborted();
+      result = await run('/usr/bin/vips', ['pngload', 'bare.png', target]);
     }
     if (result.exitCode !== 0 && /load|read|decode|premature|truncat|corrupt|error in tile|invalid/i.test(result.stderr)) {
       throw new ConvertdError('corrupt_input', `The image could not be decoded (${lastErrorLine(result.stderr)}): it may be damaged or truncated.`);
