@@ -166,3 +166,12 @@ test('an input option does not count after a step that makes its subject anew', 
   assert.deepEqual(sheets.optionsBetween('csv', 'json'), []);
   assert.deepEqual(sheets.route('xls', 'csv', ['sheet', 'delimiter'])!.map((s) => `${s.engine.id}:${s.to}`), ['office:xlsx', 'data:csv'], 'LibreOffice keeps the sheets');
 });
+
+test('strip goes to every step that takes it: metadata a middle step dropped cannot be kept by the last', () => {
+  const chain = new RoutePlanner([
+    declared('vips', [{ from: 'heic', to: 'png', cost: 2, options: [OPTIONS.strip, width] }]),
+    declared('sharp', [{ from: 'png', to: 'jpg', cost: 1, options: [OPTIONS.strip, quality, width] }]),
+  ]);
+  const route = chain.route('heic', 'jpg', ['strip', 'quality', 'width'])!;
+  assert.deepEqual(assignOptions(route, { strip: false, quality: 70, width: 100 }), [{ strip: false, width: 100 }, { strip: false, quality: 70 }]);
+});

@@ -45,9 +45,10 @@ interface SpecBase {
   /**
    * Which step of a route applies the option when several declare it: `input` the first (page_range,
    * sheet, trim: cut as early as possible, later steps see only what is kept), `output` the last
-   * (quality, strip, codecs: the encoder that writes the result).
+   * (quality, codecs: the encoder that writes the result), `every` each step that declares it, the
+   * route counting it where its last step does (strip: metadata kept must be kept by every step).
    */
-  readonly appliesAt: 'input' | 'output';
+  readonly appliesAt: 'input' | 'output' | 'every';
 }
 
 export interface NumberSpec extends SpecBase {
@@ -263,7 +264,7 @@ export const OPTIONS = {
   width: { name: 'width', type: 'integer', minimum: 1, maximum: MAX_DIMENSION, appliesAt: 'input', description: 'Width in pixels; given alone, the height follows the aspect ratio.' },
   height: { name: 'height', type: 'integer', minimum: 1, maximum: MAX_DIMENSION, appliesAt: 'input', description: 'Height in pixels; given alone, the width follows the aspect ratio.' },
   fit: { name: 'fit', type: 'enum', values: ['max', 'crop', 'scale'], default: 'max', appliesAt: 'input', description: 'With both width and height: fit inside them keeping the aspect ratio (max), fill them and crop the overflow (crop), or stretch (scale).' },
-  strip: { name: 'strip', type: 'boolean', default: true, appliesAt: 'output', description: 'Remove metadata (EXIF, GPS position, comments, XMP) from the result; true by default, for privacy. The colour profile and the orientation are kept applied.' },
+  strip: { name: 'strip', type: 'boolean', default: true, appliesAt: 'every', description: 'Remove metadata (EXIF, GPS position, comments, XMP) from the result; true by default, for privacy. The colour profile and the orientation are kept applied.' },
   background: { name: 'background', type: 'string', pattern: '#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})', default: '#ffffff', appliesAt: 'output', parse: parseColour, description: 'Colour behind transparent areas, as #rrggbb, for targets without transparency.' },
   pixel_density: { name: 'pixel_density', type: 'integer', minimum: 10, maximum: 600, appliesAt: 'input', description: 'Resolution in dots per inch at which pages or vector graphics are rendered.' },
   page_range: { name: 'page_range', type: 'string', pattern: '\\s*\\d{1,6}\\s*(-\\s*(\\d{1,6})?\\s*)?(,\\s*\\d{1,6}\\s*(-\\s*(\\d{1,6})?\\s*)?)*', appliesAt: 'input', parse: parsePageRanges, description: 'Which pages (slides) to convert, 1-based: "2", "1-3,5", "4-" (from 4 to the end).' },

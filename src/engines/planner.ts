@@ -226,7 +226,12 @@ export function assignOptions(route: Route, values: Readonly<Record<string, Opti
   const perStep: Array<Record<string, OptionValue>> = route.map(() => ({}));
   for (const [name, value] of Object.entries(values)) {
     const index = applyingStep(route, name);
-    if (index !== undefined) perStep[index]![name] = value;
+    if (index === undefined) continue;
+    perStep[index]![name] = value;
+    // An option every step applies (strip=false: metadata dropped by a middle step is gone for good).
+    for (const [earlier, step] of route.slice(0, index).entries()) {
+      if (step.options.some((o) => o.name === name && o.appliesAt === 'every')) perStep[earlier]![name] = value;
+    }
   }
   for (const [index, step] of route.entries()) {
     if (!step.firstPageOnly || perStep[index]!['page_range'] !== undefined) continue;
