@@ -88,8 +88,9 @@ function edgeOptions(to: string): OptionSpec[] {
 }
 
 // Each format to each other, and zip to itself: a zip converted member by member (each), or
-// repacked at another compression level.
-const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from || to === 'zip').map((to) => ({ from, to, cost: 2, options: edgeOptions(to) })));
+// repacked at another compression level. Never chained: every pair is one step already, and a
+// chain through another archive format would apply compression_level to the wrong archive.
+const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from || to === 'zip').map((to) => ({ from, to, cost: 2, chainable: false, options: edgeOptions(to) })));
 
 /** A member name made safe, or the reason it is refused. */
 function memberName(raw: string): string | { refused: string } {
