@@ -14,8 +14,28 @@ export interface RasterImages {
   flattenOntoWhite(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void>;
 }
 
+/** One regular file of an unpacked archive. */
+export interface ArchiveMember {
+  /** Its path inside the archive, checked safe (no `..`, not absolute, no control characters). */
+  readonly name: string;
+  /** Where its bytes are on disk: a name the engine chose, never the member's own. */
+  readonly file: string;
+  readonly bytes: number;
+}
+
+/**
+ * An archive's members on disk, through the same checks as a repacking (member count, expanded
+ * size and ratio, unsafe names, links and devices refused): what the archives engine offers the
+ * jobs layer for target zip with `each` (src/jobs/batch.ts).
+ */
+export interface ArchiveMembers {
+  /** Writes every regular file of `input` (a `from` archive) into `dir`, in the archive's order; folders are kept in the names. */
+  unpack(request: { input: string; from: string; dir: string; workDir: string; timeoutMs: number; signal: AbortSignal; onProgress: (fraction: number) => void }): Promise<ArchiveMember[]>;
+}
+
 export interface Capabilities {
   readonly 'raster-images': RasterImages;
+  readonly 'archive-members': ArchiveMembers;
 }
 
 export type CapabilityName = keyof Capabilities;

@@ -7,6 +7,10 @@ import type { OptionSpec } from './options.ts';
 import { RoutePlanner, type Route } from './planner.ts';
 import type { ConversionEdge, Engine } from './types.ts';
 
+function isOpenEach(spec: OptionSpec): boolean {
+  return spec.name === 'each' && spec.type === 'enum' && spec.values.length === 0;
+}
+
 export interface EngineStatus {
   readonly engine: string;
   readonly ok: boolean;
@@ -32,9 +36,16 @@ export class EngineRegistry {
     this.engines = working.map((w) => w.engine);
     this.statuses = statuses;
     // Only edges between formats the catalogue knows are usable: an engine cannot invent a format.
-    const known = working.map(({ engine, edges }) => ({
+    const usable = working.map(({ engine, edges }) => ({
       engine,
       edges: edges.filter((e) => formats.get(e.from) && formats.get(e.to)),
+    }));
+    // An `each` declared with no values (an archive's members may become anything) offers every
+    // format some working engine writes.
+    const written = [...new Set(usable.flatMap(({ edges }) => edges.map((e) => e.to)))].sort();
+    const known = usable.map(({ engine, edges }) => ({
+      engine,
+      edges: edges.map((e) => (e.options?.some(isOpenEach) ? { ...e, options: e.options.map((o) => (isOpenEach(o) ? { ...o, values: written } : o)) } : e)),
     }));
     this.planner = new RoutePlanner(known);
 

@@ -10,10 +10,10 @@ import type { JobChanges } from './changes.ts';
 import type { Config } from '../config.ts';
 import { ConvertdError, isDiskFull, JOB_ERROR_CODES, type JobErrorCode } from '../errors.ts';
 import { checkOptions } from '../engines/options.ts';
-import { runPipeline } from '../engines/pipeline.ts';
 import { assignOptions, routeOptions } from '../engines/planner.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { FileStorage } from '../storage/types.ts';
+import { runConversion } from './batch.ts';
 import type { EngineIsolation, JobStore } from './types.ts';
 
 export interface WorkerDeps {
@@ -86,7 +86,12 @@ export class JobWorker {
       // The directory was made for this attempt and holds the input alone.
       this.deps.isolation.giveToEngineUser([workDir, input]);
       const prepared = performance.now();
-      const output = await runPipeline({
+      // The route's pipeline, or an archive converted member by member (batch.ts).
+      const { output, skipped } = await runConversion({
+        engines,
+        jobOptions: job.options,
+        isolation: this.deps.isolation,
+        log,
         route,
         input,
         workDir,
@@ -113,7 +118,7 @@ export class JobWorker {
       const token = newToken();
       const bytes = await storage.commitResult(token, job.target, output);
       const finishedAt = Date.now();
-      if (!await store.markDone(jobId, { token, bytes, finishedAt, expiresAt: finishedAt + lifetimeMs })) {
+      if (!await store.markDone(jobId, { token, bytes, finishedAt, expiresAt: finishedAt + lifetimeMs, ...(skipped.length > 0 ? { skipped } : {}) })) {
         // Another worker, given this job when this one was presumed dead, finished it first: its
         // outcome stands, so a client never sees two different results for one job.
         await storage.deleteResult(token, job.target);

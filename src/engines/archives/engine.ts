@@ -18,14 +18,18 @@
 // later unpacking by the user would follow them (docs/security.md#archives). Nothing ever waits for a
 // password: stdin is our own stream (bsdtar) or closed with an empty password given (7zz), and an
 // encrypted archive fails at once.
+import { createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
+import { PassThrough, Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import tar from 'tar-stream';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunOptions, type RunResult } from '../../process/runner.ts';
+import type { ArchiveMember, ArchiveMembers } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
+import { narrow, numberOption, OPTIONS, type OptionSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const BSDTAR = '/usr/bin/bsdtar';
@@ -53,7 +57,40 @@ const ARCHIVE_LIMITS = {
   ratioFloorBytes: 16 * 1024 ** 2,
 };
 
-const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from).map((to) => ({ from, to, cost: 2 })));
+/**
+ * The compression level each target takes (bsdtar's `--options <module>:compression-level=N`), with
+ * libarchive's own default, which is what a job without the option gets: the archive as before.
+ * bzip2 has no level 0 (libarchive writes 1); plain tar compresses nothing.
+ */
+const COMPRESSION: Record<string, { module: string; spec: OptionSpec }> = {
+  zip: { module: 'zip', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
+  '7z': { module: '7zip', spec: narrow(OPTIONS.compression_level, { default: 6, description: 'Compression level of the 7z archive (LZMA): 0 fastest to 9 smallest and slowest.' }) },
+  'tar.gz': { module: 'gzip', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
+  'tar.bz2': { module: 'bzip2', spec: narrow(OPTIONS.compression_level, { minimum: 1, default: 9, description: 'Compression level of the bzip2 stream: 1 fastest to 9 smallest (bzip2 has no level 0).' }) },
+  'tar.xz': { module: 'xz', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
+};
+
+/**
+ * Target zip with `each` (api-contract.md, "Several files in one result"): every member that can
+ * become the format is converted by its own route (src/jobs/batch.ts, through the capability
+ * below), the rest carried. The registry fills `each`'s values with every format some engine
+ * writes (an archive may hold anything). The image options reach every member's conversion that
+ * takes them.
+ */
+const EACH_MEMBER: OptionSpec[] = [
+  narrow(OPTIONS.each, { description: 'Convert every member of the archive that can become this format (by its own route, with the other options given here), keeping its path with the new extension; members that cannot (or whose conversion fails) are carried unchanged and listed in the progress record\'s skipped. Without it, the archive is repacked.' }),
+  ...[OPTIONS.width, OPTIONS.height, OPTIONS.fit, OPTIONS.quality, OPTIONS.strip, OPTIONS.background, OPTIONS.pixel_density]
+    .map((spec): OptionSpec => ({ ...spec, description: `With each: ${spec.description.charAt(0).toLowerCase()}${spec.description.slice(1)} Applied to every member whose conversion takes it.` })),
+];
+
+function edgeOptions(to: string): OptionSpec[] {
+  return [...(COMPRESSION[to] ? [COMPRESSION[to].spec] : []), ...(to === 'zip' ? EACH_MEMBER : [])];
+}
+
+// Each format to each other, and zip to itself: a zip converted member by member (each), or
+// repacked at another compression level. Never chained: every pair is one step already, and a
+// chain through another archive format would apply compression_level to the wrong archive.
+const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from || to === 'zip').map((to) => ({ from, to, cost: 2, chainable: false, options: edgeOptions(to) })));
 
 /** A member name made safe, or the reason it is refused. */
 function memberName(raw: string): string | { refused: string } {
@@ -220,19 +257,93 @@ class ExactReader {
   }
 }
 
+/** Where the members that passed the checks go: a tar stream (repacking) or files on disk (unpacking). */
+interface MemberSink {
+  directory(name: string, mtime: Date | undefined): void;
+  /** The stream a regular file's `size` bytes are written to. */
+  file(name: string, size: number, mtime: Date | undefined): Writable;
+  /** Every member was written. */
+  finalize(): void;
+  destroy(error: Error): void;
+}
+
+/** The tar stream the writing bsdtar reads. */
+class TarSink implements MemberSink {
+  readonly pack = tar.pack();
+
+  directory(name: string, mtime: Date | undefined): void {
+    if (name) this.pack.entry({ name, type: 'directory', mode: 0o755, mtime });
+  }
+
+  file(name: string, size: number, mtime: Date | undefined): Writable {
+    // tar-stream's entry is a streamx Writable, which pipes like a Node one.
+    return this.pack.entry({ name, size, mode: 0o644, mtime }) as unknown as Writable;
+  }
+
+  finalize(): void {
+    this.pack.finalize();
+  }
+
+  destroy(error: Error): void {
+    this.pack.destroy(error);
+  }
+}
+
 /**
- * One repacking: the checks every member passes, whoever reads it, and the tar stream that the
- * writing bsdtar reads.
+ * Members written to `dir` under numbered names (000001, ...) of our choosing: a member's own
+ * name is kept as data only, never used as a path, so no name can reach outside `dir` or collide
+ * with a folder. Folders are kept in the names; an empty folder holds no file and is not listed.
+ */
+class DiskSink implements MemberSink {
+  readonly members: ArchiveMember[] = [];
+  private readonly dir: string;
+  readonly done: Promise<void>;
+  private finish: () => void = () => undefined;
+  private fail: (error: Error) => void = () => undefined;
+
+  constructor(dir: string) {
+    this.dir = dir;
+    this.done = new Promise((resolve, reject) => {
+      this.finish = resolve;
+      this.fail = reject;
+    });
+    // A failure nobody awaits yet must not count as unhandled: the reader's own rejection is the news.
+    this.done.catch(() => undefined);
+  }
+
+  directory(): void {
+    // Kept in the names of the files under it.
+  }
+
+  file(name: string, size: number): Writable {
+    const file = path.join(this.dir, String(this.members.length + 1).padStart(6, '0'));
+    this.members.push({ name, file, bytes: size });
+    return createWriteStream(file, { flags: 'wx', mode: 0o644 });
+  }
+
+  finalize(): void {
+    this.finish();
+  }
+
+  destroy(error: Error): void {
+    this.fail(error);
+  }
+}
+
+/**
+ * One repacking or unpacking: the checks every member passes, whoever reads it, on the way to
+ * the sink.
  */
 class Repack {
-  readonly pack = tar.pack();
+  readonly sink: MemberSink;
   readonly abort = new AbortController();
   private entries = 0;
   private expanded = 0;
   private readonly inputBytes: number;
   private readonly onProgress: (fraction: number) => void;
 
-  constructor(inputBytes: number, onProgress: (fraction: number) => void) {
+  constructor(sink: MemberSink, inputBytes: number, onProgress: (fraction: number) => void) {
+    this.sink = sink;
     this.inputBytes = inputBytes;
     this.onProgress = onProgress;
   }
@@ -277,15 +388,17 @@ class Repack {
   }
 
   directory(name: string, mtime: Date | undefined): void {
-    if (name) this.pack.entry({ name, type: 'directory', mode: 0o755, mtime });
+    this.sink.directory(name, mtime);
   }
 
   /** A regular file whose `size` bytes come from `content`. */
   async file(name: string, size: number, mtime: Date | undefined, content: Readable | AsyncIterable<Buffer>): Promise<void> {
-    const entry = this.pack.entry({ name, size, mode: 0o644, mtime });
-    await pipeline(content, new ByteCounter((n) => this.count(n)), entry);
+    await pipeline(content, new ByteCounter((n) => this.count(n)), this.sink.file(name, size, mtime));
   }
 }
+
+/** Reads the upload into a Repack's checks, with the options of the reading process. */
+type Reader = (repack: Repack, options: RunOptions) => Promise<void>;
 
 /** A 7-Zip member's type in tar's words. */
 function sevenZipType(member: ListedMember): string {
@@ -294,8 +407,9 @@ function sevenZipType(member: ListedMember): string {
   return member.directory || member.unixType === 'd' ? 'directory' : 'file';
 }
 
-export class ArchiveEngine implements Engine {
+export class ArchiveEngine implements Engine, ArchiveMembers {
   readonly id = 'archives';
+  readonly capabilities = { 'archive-members': this };
   readonly timeoutSeconds = 300;
   readonly edges = EDGES;
   readonly reportsProgress = true;
@@ -335,31 +449,71 @@ export class ArchiveEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
+    await this.read(request.input, request.from, (read) => this.repack(request, read));
+  }
+
+  /** Runs `work` with bsdtar as the reader, and again with 7-Zip where bsdtar cannot read the archive (see the top). */
+  private async read(input: string, from: string, work: (read: Reader) => Promise<void>): Promise<void> {
     try {
-      await this.repack(request, (repack, options) => this.readWithBsdtar(request, repack, options));
+      await work((repack, options) => this.readWithBsdtar(input, repack, options));
     } catch (error) {
       if (!(error instanceof ReaderFailed)) throw error;
-      if (!this.sevenZip || !SEVEN_ZIP_READS.has(request.from) || error.answer.code !== 'corrupt_input') throw error.answer;
-      await this.repack(request, (repack, options) => this.readWith7zip(request, repack, options, error.answer));
+      if (!this.sevenZip || !SEVEN_ZIP_READS.has(from) || error.answer.code !== 'corrupt_input') throw error.answer;
+      await work((repack, options) => this.readWith7zip(input, repack, options, error.answer));
     }
   }
 
-  /** Runs `read` (which feeds repack.pack) and the writing bsdtar side by side. */
-  private async repack(request: ConvertRequest, read: (repack: Repack, options: RunOptions) => Promise<void>): Promise<void> {
+  /**
+   * The archive's regular files, unpacked into `dir` through the same checks as a repacking (the
+   * 'archive-members' capability, for target zip with each).
+   */
+  async unpack(request: Parameters<ArchiveMembers['unpack']>[0]): Promise<ArchiveMember[]> {
+    const { input, from, dir, workDir, timeoutMs, signal, onProgress } = request;
+    let members: ArchiveMember[] = [];
+    await this.read(input, from, async (read) => {
+      const { size: inputBytes } = await (await import('node:fs/promises')).stat(input);
+      await fs.rm(dir, { recursive: true, force: true });
+      await fs.mkdir(dir, { recursive: true });
+      const sink = new DiskSink(dir);
+      const repack = new Repack(sink, inputBytes, onProgress);
+      const stopped = AbortSignal.any([signal, repack.abort.signal]);
+      // A cap tripping on the last members, after the reader exited, must still end the wait below.
+      stopped.addEventListener('abort', () => sink.destroy(stopped.reason instanceof Error ? stopped.reason : new Error(String(stopped.reason))), { once: true });
+      const options = { cwd: workDir, timeoutMs, signal: stopped, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE } };
+      const [reading] = await Promise.allSettled([read(repack, options)]);
+      if (reading.status === 'rejected' && reading.reason instanceof ReaderFailed) {
+        signal.throwIfAborted();
+        throw reading.reason;
+      }
+      if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
+      signal.throwIfAborted();
+      if (reading.status === 'rejected') throw reading.reason;
+      await sink.done;
+      members = sink.members;
+    });
+    return members;
+  }
+
+  /** Runs `read` (which feeds the tar sink) and the writing bsdtar side by side. */
+  private async repack(request: ConvertRequest, read: Reader): Promise<void> {
     const { input, output, to, workDir, limits, signal } = request;
     const { size: inputBytes } = await (await import('node:fs/promises')).stat(input);
-    const repack = new Repack(inputBytes, request.onProgress);
+    const sink = new TarSink();
+    const repack = new Repack(sink, inputBytes, request.onProgress);
     const both = AbortSignal.any([signal, repack.abort.signal]);
     const options = { cwd: workDir, timeoutMs: limits.timeoutMs, signal: both, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE } };
+    // The level is a parsed integer within its bounds, written into bsdtar's option by us.
+    const level = numberOption(request.options, 'compression_level');
+    const compression = level !== undefined && COMPRESSION[to] ? ['--options', `${COMPRESSION[to].module}:compression-level=${level}`] : [];
     const [reading, write] = await Promise.allSettled([
       read(repack, options).catch((error: unknown) => {
         // The writer must not wait for entries that will never come.
-        repack.pack.destroy(error instanceof Error ? error : new Error(String(error)));
+        sink.destroy(error instanceof Error ? error : new Error(String(error)));
         throw error;
       }),
-      this.context.run(BSDTAR, ['-c', '-f', path.basename(output), ...WRITE_OPTIONS[to]!, '@-'], {
+      this.context.run(BSDTAR, ['-c', '-f', path.basename(output), ...WRITE_OPTIONS[to]!, ...compression, '@-'], {
         // tar-stream's pack is a streamx Readable, which pipes like a Node one.
-        ...options, stdin: repack.pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+        ...options, stdin: sink.pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       }),
     ]);
     if (reading.status === 'rejected' && reading.reason instanceof ReaderFailed) {
@@ -377,7 +531,7 @@ export class ArchiveEngine implements Engine {
   }
 
   /** bsdtar turns the upload into one tar stream, walked entry by entry. */
-  private async readWithBsdtar(request: ConvertRequest, repack: Repack, options: RunOptions): Promise<void> {
+  private async readWithBsdtar(input: string, repack: Repack, options: RunOptions): Promise<void> {
     const fromReader = new PassThrough();
     const extract = tar.extract();
     // Whether a member failed our checks, as opposed to the stream breaking under us.
@@ -399,11 +553,11 @@ export class ArchiveEngine implements Engine {
         stream.resume();
       });
     });
-    extract.on('finish', () => repack.pack.finalize());
+    extract.on('finish', () => repack.sink.finalize());
     extract.on('error', (error) => repack.stop(new ConvertdError('corrupt_input', `The archive could not be read: ${error.message}`)));
     fromReader.pipe(extract);
 
-    const result = await this.context.run(BSDTAR, ['-c', '-f', '-', '--format', 'pax', `@${path.basename(request.input)}`], { ...options, stdout: fromReader });
+    const result = await this.context.run(BSDTAR, ['-c', '-f', '-', '--format', 'pax', `@${path.basename(input)}`], { ...options, stdout: fromReader });
     if (result.exitCode !== 0 && !refused) {
       // A broken tar stream is only the echo of bsdtar's failure: its own words say more.
       const reason = repack.abort.signal.reason as ConvertdError | undefined;
@@ -415,8 +569,8 @@ export class ArchiveEngine implements Engine {
    * 7-Zip lists the members (each is checked, and the declared sizes against the caps, before
    * anything is extracted), then streams their contents, cut here at the listed sizes.
    */
-  private async readWith7zip(request: ConvertRequest, repack: Repack, options: RunOptions, bsdtarAnswer: ConvertdError): Promise<void> {
-    const archive = path.basename(request.input);
+  private async readWith7zip(input: string, repack: Repack, options: RunOptions, bsdtarAnswer: ConvertdError): Promise<void> {
+    const archive = path.basename(input);
     const names = new Map<ListedMember, string>();
     let declared = 0;
     let encrypted = false;
@@ -463,7 +617,7 @@ export class ArchiveEngine implements Engine {
         }
       }
       if (await reader.more()) repack.refuse(new ConvertdError('corrupt_input', 'The archive could not be read: 7-Zip gave more bytes than its listing declares.'));
-      repack.pack.finalize();
+      repack.sink.finalize();
     })();
     const [extracted, fed] = await Promise.allSettled([extracting, feeding]);
     if (repack.abort.signal.aborted) throw repack.abort.signal.reason;

@@ -1,5 +1,6 @@
 // Archives through bsdtar (7-Zip reads the 7z and zip archives libarchive cannot), with the service
-// checking every member between reading and writing.
+// checking every member between reading and writing; offers 'archive-members' (an archive's files
+// unpacked through the same checks) to the jobs layer's batches (target zip with each).
 import { defineEngine } from '../module.ts';
 import { ArchiveEngine } from './engine.ts';
 import { FORMATS } from './formats.ts';
@@ -9,5 +10,6 @@ export default defineEngine({
   summary: 'bsdtar → member walk in the service → bsdtar',
   packages: { debian: ['libarchive-tools', '7zip'], npm: ['tar-stream'] },
   formats: FORMATS,
+  provides: ['archive-members'],
   create: (context) => new ArchiveEngine(context),
 });

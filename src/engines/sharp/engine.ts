@@ -9,7 +9,7 @@ import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { rasterOptions, type RasterTarget } from '../support/raster-options.ts';
 import { isRaster, RASTER_FORMATS, type RasterFormat } from './formats.ts';
-import type { StepOptions } from '../options.ts';
+import { narrow, OPTIONS, type OptionSpec, type StepOptions } from '../options.ts';
 
 const IMAGES = fileURLToPath(new URL('./images.ts', import.meta.url));
 
@@ -25,9 +25,26 @@ const TARGETS: Record<RasterFormat, RasterTarget> = {
 
 // Costs for the planner: AVIF encoding is several times slower than the rest. Every format also
 // converts to itself (resized, re-encoded at another quality, its metadata stripped or kept).
-const EDGES: ConversionEdge[] = RASTER_FORMATS.flatMap((from) =>
-  RASTER_FORMATS.map((to) => ({ from, to, cost: to === 'avif' ? 3 : 1, options: rasterOptions(TARGETS[to]) })),
-);
+/** The formats a frame of an animation may become in a ZIP (`each`). */
+const FRAME_FORMATS = ['png', 'jpg', 'webp', 'gif'] as const;
+
+/** Options of an animation's frames in a ZIP: `each`, and the raster options applied to every frame. */
+const FRAME_OPTIONS: OptionSpec[] = [
+  narrow(OPTIONS.each, { values: [...FRAME_FORMATS], default: 'png', description: 'Every frame of the animation becomes an image of this format (frame-001.png, ...) in the ZIP, in order.' }),
+  OPTIONS.width, OPTIONS.height, OPTIONS.fit,
+  narrow(OPTIONS.quality, { description: 'Quality of each frame when each is jpg or webp, 1-100: higher is better and larger (default: 85 for jpg, 82 for webp).' }),
+  narrow(OPTIONS.background, { description: 'Colour behind transparent areas of each frame when each is jpg, as #rrggbb.' }),
+];
+
+// Costs for the planner: AVIF encoding is several times slower than the rest. Every format also
+// converts to itself (resized, re-encoded at another quality, its metadata stripped or kept). An
+// animated GIF or WebP also becomes a ZIP of its frames, only as the upload itself (never chained:
+// a PNG must not reach zip through a GIF).
+const EDGES: ConversionEdge[] = [
+  ...RASTER_FORMATS.flatMap((from) =>
+    RASTER_FORMATS.map((to) => ({ from, to, cost: to === 'avif' ? 3 : 1, options: rasterOptions(TARGETS[to]) }))),
+  ...(['gif', 'webp'] as const).map((from) => ({ from, to: 'zip', cost: 2, chainable: false, endsRoute: true, options: FRAME_OPTIONS })),
+];
 
 type ImageLimits = Pick<ConvertRequest['limits'], 'maxImagePixels' | 'timeoutMs'>;
 
@@ -52,17 +69,26 @@ export class SharpEngine implements Engine, RasterImages {
 
   estimateSeconds(inputBytes: number, _from: string, to: string): number {
     const base = 0.2 + inputBytes / 4_000_000;
-    return to === 'avif' ? base * 3 : base;
+    // A frame archive encodes every frame as an image of its own.
+    return to === 'avif' ? base * 3 : to === 'zip' ? base * 4 : base;
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
     await this.pool.init();
     const working = await this.pool.ask({ op: 'probe' }, 60_000, AbortSignal.timeout(90_000)) as string[];
     if (working.length < 2) throw new Error('sharp could not encode and decode its image formats');
-    return EDGES.filter((edge) => working.includes(edge.from) && working.includes(edge.to));
+    // A frame archive needs its source's decoder and the frames' encoders (png at least: the default).
+    return EDGES.filter((edge) => working.includes(edge.from) && (working.includes(edge.to) || (edge.to === 'zip' && working.includes('png'))));
   }
 
   async convert(request: ConvertRequest): Promise<void> {
+    if (request.to === 'zip') {
+      const { input, output, from, limits, signal, options } = request;
+      await this.pool.convert(input, output, {
+        op: 'frames', from, maxImagePixels: limits.maxImagePixels, maxOutputBytes: limits.maxOutputBytes, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000), options,
+      }, limits.timeoutMs, signal);
+      return;
+    }
     await this.reencode(request.input, request.output, request.from, request.to, request.limits, request.signal, request.options);
   }
 

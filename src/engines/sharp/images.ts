@@ -3,11 +3,14 @@
 // this module): decoding hostile images happens there, under the sandbox's memory cgroup and
 // time limit, never in the service. Its own guards come first: sharp's pixel limit, a frame cap
 // checked on the header before decoding, `failOn: 'error'` and sharp's timeout.
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { ConvertdError } from '../../errors.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
-import { booleanOption, numberOption, rgbOption, type StepOptions } from '../options.ts';
+import { booleanOption, enumOption, numberOption, rgbOption, type StepOptions } from '../options.ts';
 import { outputSize, requestedSize } from '../support/raster-options.ts';
+import { pageName, writeZip, type ZipMember } from '../support/zip-writer.ts';
 import { isRaster, RASTER_FORMATS, type RasterFormat } from './formats.ts';
 
 // One libvips thread per image and no operation cache: throughput comes from running one pooled
@@ -122,6 +125,74 @@ async function convertImage({ input, output, from, to, maxImagePixels, timeoutSe
   }
 }
 
+/**
+ * Frames decoded per call, in pixels (64 MiB of RGBA): a GIF's frame n is drawn over the frames
+ * before it, so decoding each frame alone would decode the start of the animation again for every
+ * frame; decoding runs of frames keeps that bounded without holding a long animation in memory.
+ */
+const FRAME_RUN_PIXELS = 16 * 1024 * 1024;
+
+interface FramesRequest extends ImageRequest {
+  readonly maxOutputBytes: number;
+}
+
+/**
+ * Every frame of an animated GIF or WebP as an image of its own (`each`: png by default), with
+ * the raster options applied to each, in a ZIP (frame-001.png, ...): api-contract.md, "Several
+ * files in one result". A still image gives a ZIP of one frame.
+ */
+async function framesToZip({ input, output, from, maxImagePixels, maxOutputBytes, timeoutSeconds, options = {} }: FramesRequest): Promise<void> {
+  if (!ANIMATED.has(from)) throw new ConvertdError('conversion_failed', `sharp does not take the frames of ${from} apart.`);
+  const each = enumOption<RasterFormat>(options, 'each') ?? 'png';
+  if (!isRaster(each)) throw new ConvertdError('conversion_failed', `sharp does not write frames as ${each}.`);
+  const sharpOptions: SharpOptions = { failOn: 'error', limitInputPixels: maxImagePixels };
+  let meta: Metadata;
+  try {
+    meta = await sharp(input, sharpOptions).metadata();
+  } catch (error) {
+    throw classify(error, 'read');
+  }
+  const frames = meta.pages ?? 1;
+  if (frames > MAX_FRAMES) throw new ConvertdError('input_too_complex', `The animation has ${frames} frames; this service converts at most ${MAX_FRAMES}.`);
+  const width = meta.width ?? 1;
+  const height = meta.pageHeight ?? meta.height ?? 1;
+  if (width * height * frames > maxImagePixels) {
+    throw new ConvertdError('input_too_complex', 'The animation has more pixels (frames × width × height) than this service processes: send a smaller one.');
+  }
+  const size = requestedSize(options);
+  const target = size ? outputSize({ width, height }, size) : undefined;
+  if (target && size && target.width * target.height * frames > maxImagePixels) {
+    throw new ConvertdError('invalid_option', `Options "width"/"height": ${target.width} × ${target.height} pixels × ${frames} frames is more than this service's limit.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'past the pixel limit' });
+  }
+  const dir = path.dirname(output);
+  const members: ZipMember[] = [];
+  const run = Math.max(1, Math.floor(FRAME_RUN_PIXELS / (width * height)));
+  try {
+    for (let first = 0; first < frames; first += run) {
+      const count = Math.min(run, frames - first);
+      const { data, info } = await sharp(input, { ...sharpOptions, page: first, pages: count })
+        .timeout({ seconds: Math.max(1, timeoutSeconds) })
+        .ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      const frameBytes = width * height * info.channels;
+      for (let index = 0; index < count; index++) {
+        const number = first + index + 1;
+        let frame = sharp(data.subarray(index * frameBytes, (index + 1) * frameBytes), { raw: { width, height, channels: info.channels } });
+        if (target && size) frame = frame.resize({ width: target.width, height: target.height, fit: SHARP_FIT[size.fit] });
+        const file = path.join(dir, `frame-${number}`);
+        await encode(frame, each, options).toFile(file);
+        members.push({ name: pageName('frame', number, frames, each), file });
+      }
+    }
+  } catch (error) {
+    throw error instanceof ConvertdError ? error : classify(error, 'read');
+  }
+  try {
+    await writeZip(output, members, maxOutputBytes);
+  } finally {
+    await Promise.all(members.map((member) => rm(member.file, { force: true })));
+  }
+}
+
 /** A PNG of the image flattened onto white: for img2pdf, which refuses transparency. */
 async function flattenOntoWhite({ input, output, maxImagePixels, timeoutSeconds }: Omit<ImageRequest, 'from' | 'to'>): Promise<void> {
   try {
@@ -137,4 +208,5 @@ export const handlers: Handlers = {
   probe: () => workingFormats(),
   convert: (request) => convertImage(request as unknown as ImageRequest),
   flatten: (request) => flattenOntoWhite(request as unknown as ImageRequest),
+  frames: (request) => framesToZip(request as unknown as FramesRequest),
 };
