@@ -75,16 +75,19 @@ function edges(available: (codec: string) => boolean = () => true): ConversionEd
     list.push({ from, to, cost, ...(chainable ? {} : { chainable: false }), endsRoute: true, options: edgeOptions(from, to, available) });
   };
   for (const from of AUDIO_SOURCES) {
-    for (const to of AUDIO_TARGETS) add(from, to, 2);
+    for (const to of AUDIO_TARGETS) if (to !== from) add(from, to, 2);
   }
   for (const from of VIDEO_SOURCES) {
     // video → gif leaves the video family: only for an uploaded video, never mid-route.
-    for (const to of VIDEO_TARGETS) add(from, to, to === 'webm' ? 12 : 8, to !== 'gif');
+    for (const to of VIDEO_TARGETS) if (to !== from) add(from, to, to === 'webm' ? 12 : 8, to !== 'gif');
     for (const to of AUDIO_TARGETS) add(from, to, 3);
   }
   // An animated GIF becomes a video worth the name.
   // Only for an uploaded GIF: chained, it would make videos (and then sound) out of still images.
   for (const to of ['mp4', 'webm']) add('gif', to, to === 'webm' ? 12 : 8, false);
+  // Each format to itself, last (the engine table lists targets in the order of the edges).
+  for (const format of AUDIO_TARGETS) add(format, format, 2);
+  for (const format of VIDEO_TARGETS.filter((t) => VIDEO_SOURCES.includes(t))) add(format, format, format === 'webm' ? 12 : 8);
   return list;
 }
 
