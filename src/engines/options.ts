@@ -284,6 +284,7 @@ export const OPTIONS = {
   indent: { name: 'indent', type: 'integer', minimum: 0, maximum: 8, default: 2, appliesAt: 'output', description: 'Spaces per level of nesting in a pretty-printed output (json, yaml, xml); 0 writes it compact, on one line, where the format allows.' },
   toc: { name: 'toc', type: 'boolean', default: false, appliesAt: 'output', description: 'Add a table of contents built from the headings.' },
   compression_level: { name: 'compression_level', type: 'integer', minimum: 0, maximum: 9, appliesAt: 'output', description: 'Compression level of the archive written: 0 fastest (zip and tar.gz then store the data uncompressed) to 9 smallest and slowest.' },
+  remove_audio: { name: 'remove_audio', type: 'boolean', default: false, appliesAt: 'output', description: 'Drop the sound: the video result has no audio stream.' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** A contract option with some of its fields changed (narrower bounds, the values an engine offers, its own default or wording). */

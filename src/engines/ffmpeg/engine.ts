@@ -12,8 +12,13 @@ import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { numberOption, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { FFMPEG_FLAC_MAX_BITS, readStreamInfo, type FlacStreamInfo } from './flac.ts';
+import {
+  audioArgs, convertedSeconds, crfFor, edgeOptions, ENCODER_OF, GIF_FPS, GIF_MAX_SECONDS, GIF_WIDTH, MAX_VIDEO_SIDE, pictureFilter,
+  pictureSize, removeAudio, scaleFilter, trimOf, videoCodec, type VideoCodecId,
+} from './options.ts';
 
 const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
 const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff'];
@@ -35,6 +40,11 @@ const ACCEPTED_CONTAINERS = new Set([
  */
 const EMPTY_OUTPUT = /Output file is empty, nothing was encoded/;
 
+/** ffmpeg's words when an encoder does not open with the settings given. */
+const ENCODER_REFUSED = /Error while opening encoder|Error initializing output stream/;
+/** The options an encoder may refuse in combination (each is in range alone), named in that order. */
+const REFUSABLE = ['audio_bitrate', 'audio_frequency', 'audio_channels', 'crf', 'fps', 'width', 'height', 'video_codec', 'audio_codec'];
+
 /** The user's answer to a run that encoded nothing. */
 function nothingEncoded(): ConvertdError {
   return new ConvertdError('conversion_failed',
@@ -48,26 +58,36 @@ const FLAC_DECODE_SHARE = 0.1;
 const MAX_FRAME_PIXELS = 4096 * 4096;
 /** Most frames a video may declare (four hours at 30 fps; a GIF frame bomb declares far more for its size). */
 const MAX_FRAMES = 432_000;
-/** Animated GIF output: the first GIF_MAX_SECONDS, GIF_FPS frames a second, at most GIF_WIDTH wide. */
-const GIF_MAX_SECONDS = 30;
-const GIF_FPS = 10;
-const GIF_WIDTH = 480;
-
-function edges(): ConversionEdge[] {
+/**
+ * Every conversion, with its options (options.ts). `available` says whether this ffmpeg has a
+ * codec's encoder: the probe narrows video_codec and audio_codec to those it lists. Each audio
+ * target and each video target that is also a source converts to itself (a clip trimmed, a sound
+ * re-encoded at another bit rate): a route of its own, never a link of a longer one.
+ *
+ * Every edge ends its route: ffmpeg converts each pair it reads directly, so a chain of two ffmpeg
+ * runs only loses quality. And the planner, given options, prefers the route supporting most of
+ * them: without this, wav → mp3 with audio_codec would go wav → m4a (alac) → mp3, and the
+ * discovery endpoint would list audio_codec for mp3, which holds one codec.
+ */
+function edges(available: (codec: string) => boolean = () => true): ConversionEdge[] {
   const list: ConversionEdge[] = [];
+  const add = (from: string, to: string, cost: number, chainable = true) => {
+    list.push({ from, to, cost, ...(chainable ? {} : { chainable: false }), endsRoute: true, options: edgeOptions(from, to, available) });
+  };
   for (const from of AUDIO_SOURCES) {
-    for (const to of AUDIO_TARGETS) if (to !== from) list.push({ from, to, cost: 2 });
+    for (const to of AUDIO_TARGETS) if (to !== from) add(from, to, 2);
   }
   for (const from of VIDEO_SOURCES) {
-    for (const to of VIDEO_TARGETS) {
-      // video → gif leaves the video family: only for an uploaded video, never mid-route.
-      if (to !== from) list.push({ from, to, cost: to === 'webm' ? 12 : 8, chainable: to !== 'gif' });
-    }
-    for (const to of AUDIO_TARGETS) list.push({ from, to, cost: 3 });
+    // video → gif leaves the video family: only for an uploaded video, never mid-route.
+    for (const to of VIDEO_TARGETS) if (to !== from) add(from, to, to === 'webm' ? 12 : 8, to !== 'gif');
+    for (const to of AUDIO_TARGETS) add(from, to, 3);
   }
   // An animated GIF becomes a video worth the name.
   // Only for an uploaded GIF: chained, it would make videos (and then sound) out of still images.
-  for (const to of ['mp4', 'webm']) list.push({ from: 'gif', to, cost: to === 'webm' ? 12 : 8, chainable: false });
+  for (const to of ['mp4', 'webm']) add('gif', to, to === 'webm' ? 12 : 8, false);
+  // Each format to itself, last (the engine table lists targets in the order of the edges).
+  for (const format of AUDIO_TARGETS) add(format, format, 2);
+  for (const format of VIDEO_TARGETS.filter((t) => VIDEO_SOURCES.includes(t))) add(format, format, format === 'webm' ? 12 : 8);
   return list;
 }
 
@@ -93,6 +113,20 @@ function x264Preset(seconds: number): string {
   return 'veryfast';
 }
 
+/** x265 is several times slower than x264 at the same preset: one step faster at each length. */
+function x265Preset(seconds: number): string {
+  if (seconds <= 60) return 'fast';
+  if (seconds <= 600) return 'veryfast';
+  return 'ultrafast';
+}
+
+/**
+ * AV1 through libaom in its realtime mode at its fastest (cpu-used 8): about as fast as x265's
+ * "fast" on two cores. SVT-AV1, faster still, refuses pictures under 64 pixels a side (Debian's
+ * 1.4 says "bad parameter"), which a resized clip may well be.
+ */
+const AV1_SPEED: readonly string[] = ['-usage', 'realtime', '-cpu-used', '8', '-row-mt', '1'];
+
 /**
  * VP9's speed, the same for every clip: libvpx's realtime deadline with cpu-used 8. libvpx at its
  * defaults runs about 16x slower than realtime here, and "good" with cpu-used 4 encodes about 30
@@ -108,53 +142,66 @@ export const VP9_SPEED: readonly string[] = ['-deadline', 'realtime', '-cpu-used
 /** Even dimensions, which 4:2:0 encoders require. */
 const EVEN = 'scale=trunc(iw/2)*2:trunc(ih/2)*2';
 
+/**
+ * The video encoder's arguments: the codec at its rate factor (the option's, or its default), 4:2:0
+ * pictures, and the picture's filters (frame rate, size; or just even sides). Everything is built
+ * from numbers and this file's words.
+ */
+function videoArgs(to: string, codec: VideoCodecId, seconds: number, options: StepOptions): string[] {
+  const crf = crfFor(codec, options);
+  const filter = ['-vf', pictureFilter(options, true, EVEN)];
+  switch (codec) {
+    case 'h264': return ['-c:v', 'libx264', '-preset', x264Preset(seconds), '-crf', String(crf ?? 23), '-pix_fmt', 'yuv420p', ...filter];
+    case 'h265': return ['-c:v', 'libx265', '-preset', x265Preset(seconds), '-crf', String(crf ?? 28), '-x265-params', 'log-level=error',
+      '-pix_fmt', 'yuv420p', ...(to === 'mp4' || to === 'mov' ? ['-tag:v', 'hvc1'] : []), ...filter];
+    case 'vp9': return ['-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', String(crf ?? 33), '-b:v', '0', '-pix_fmt', 'yuv420p', ...filter];
+    case 'av1': return ['-c:v', 'libaom-av1', ...AV1_SPEED, '-crf', String(crf ?? 35), '-b:v', '0', '-pix_fmt', 'yuv420p', ...filter];
+    case 'mpeg4': return ['-c:v', 'mpeg4', '-q:v', '4', ...filter];
+  }
+}
+
 /** WebM's encoders, whatever the clip (exported for the benchmark's bare command). */
-export const WEBM_ENCODERS: readonly string[] = ['-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', '33', '-b:v', '0',
-  '-pix_fmt', 'yuv420p', '-vf', EVEN, '-c:a', 'libopus', '-b:a', '128k'];
+export const WEBM_ENCODERS: readonly string[] = [...videoArgs('webm', 'vp9', 1, {}), ...audioArgs('webm', {})];
 
-/** A video container asked for a file that has only sound: the sound alone, in that container. */
-const AUDIO_ONLY_IN_VIDEO_CONTAINER: Record<string, string[]> = {
-  mp4: ['-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'],
-  mov: ['-c:a', 'aac', '-b:a', '160k'],
-  mkv: ['-c:a', 'aac', '-b:a', '160k'],
-  webm: ['-c:a', 'libopus', '-b:a', '128k'],
-  avi: ['-c:a', 'libmp3lame', '-q:a', '4'],
-};
-
-/** Encoders of the sound targets: the same whatever the input holds. */
-const SOUND_ENCODERS: Record<string, string[]> = {
-  mp3: ['-vn', '-sn', '-dn', '-c:a', 'libmp3lame', '-q:a', '2'],
-  wav: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16le'],
-  flac: ['-vn', '-sn', '-dn', '-c:a', 'flac'],
-  ogg: ['-vn', '-sn', '-dn', '-c:a', 'libvorbis', '-q:a', '5'],
-  opus: ['-vn', '-sn', '-dn', '-c:a', 'libopus', '-b:a', '128k'],
-  m4a: ['-vn', '-sn', '-dn', '-c:a', 'aac', '-b:a', '192k'],
-  aiff: ['-vn', '-sn', '-dn', '-c:a', 'pcm_s16be'],
-};
+/** Video targets that take a file with only sound: the sound alone, in that container. */
+const AUDIO_IN_VIDEO_CONTAINER = new Set(['mp4', 'mov', 'mkv', 'webm', 'avi']);
 
 /** What ffmpeg starts with before it has described its input: a short clip with a picture and sound. */
 const SHORT_CLIP: MediaFacts = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
 
+/** Seconds the job converts (the trimmed span), never throwing: the gate refuses a trim past the end. */
+function spanSeconds(facts: MediaFacts, options: StepOptions): number {
+  const { start, end } = trimOf(options);
+  return Math.max(0, Math.min(end ?? facts.duration, facts.duration) - start);
+}
+
 /** The encoder's arguments: a sound target's are the same whatever the input holds. */
-function encoderArgs(to: string, facts: MediaFacts): string[] {
-  const sound = SOUND_ENCODERS[to];
-  if (sound) return sound;
-  const audioOnly = AUDIO_ONLY_IN_VIDEO_CONTAINER[to];
-  if (!facts.video && audioOnly) return ['-map', '0:a:0', '-vn', '-sn', '-dn', ...audioOnly];
-  const h264 = ['-c:v', 'libx264', '-preset', x264Preset(facts.duration), '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', EVEN];
-  const aac = ['-c:a', 'aac', '-b:a', '160k'];
-  const videoMap = ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn'];
+function encoderArgs(to: string, facts: MediaFacts, options: StepOptions = {}): string[] {
+  const noOtherStreams = ['-vn', '-sn', '-dn'];
+  if (AUDIO_TARGETS.includes(to)) return [...noOtherStreams, ...audioArgs(to, options)];
+  if (!facts.video && AUDIO_IN_VIDEO_CONTAINER.has(to)) {
+    return ['-map', '0:a:0', ...noOtherStreams, ...audioArgs(to, options), ...(to === 'mp4' ? ['-movflags', '+faststart'] : [])];
+  }
+  const mute = removeAudio(options);
+  const videoMap = ['-map', '0:v:0', ...(mute ? [] : ['-map', '0:a:0?']), '-sn', '-dn'];
+  const audio = () => (mute ? ['-an'] : audioArgs(to, options));
+  const video = () => videoArgs(to, videoCodec(to, options), spanSeconds(facts, options), options);
   switch (to) {
-    case 'mp4': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
-    case 'mov': return [...videoMap, ...h264, ...aac, '-movflags', '+faststart'];
-    case 'mkv': return [...videoMap, ...h264, ...aac];
-    case 'webm': return [...videoMap, ...WEBM_ENCODERS];
-    case 'avi': return [...videoMap, '-c:v', 'mpeg4', '-q:v', '4', '-vf', EVEN, '-c:a', 'libmp3lame', '-q:a', '4'];
-    case 'gif': return [
-      '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(GIF_MAX_SECONDS),
-      '-vf', `fps=${GIF_FPS},scale='min(${GIF_WIDTH},iw)':-2:flags=lanczos,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=3`,
-      '-loop', '0',
-    ];
+    case 'mp4': return [...videoMap, ...video(), ...audio(), '-movflags', '+faststart'];
+    case 'mov': return [...videoMap, ...video(), ...audio(), '-movflags', '+faststart'];
+    case 'mkv': return [...videoMap, ...video(), ...audio()];
+    case 'webm': return [...videoMap, ...video(), ...audio()];
+    case 'avi': return [...videoMap, ...video(), ...audio()];
+    case 'gif': {
+      // The first GIF_MAX_SECONDS (encode's -t), GIF_FPS frames a second, at most GIF_WIDTH wide, unless asked otherwise.
+      const fps = numberOption(options, 'fps') ?? GIF_FPS;
+      const size = scaleFilter(options, false, 'lanczos') ?? `scale='min(${GIF_WIDTH},iw)':-2:flags=lanczos`;
+      return [
+        '-map', '0:v:0', '-an', '-sn', '-dn',
+        '-vf', `fps=${String(fps)},${size},split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=3`,
+        '-loop', '0',
+      ];
+    }
     default: throw new ConvertdError('conversion_failed', `ffmpeg does not write ${to}.`);
   }
 }
@@ -173,9 +220,9 @@ export class FfmpegEngine implements Engine {
     return 1 + inputBytes / 1_000_000;
   }
 
-  async probe(): Promise<void> {
+  async probe(): Promise<readonly ConversionEdge[]> {
     const { run, withScratchDir } = this.context;
-    await withScratchDir(async (dir) => {
+    return withScratchDir(async (dir) => {
       const result = await run('/usr/bin/ffmpeg', [
         '-nostdin', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.2',
         '-c:a', 'libmp3lame', '-f', 'mp3', '-y', 'file:probe.mp3',
@@ -188,6 +235,12 @@ export class FfmpegEngine implements Engine {
       if (seen?.container !== 'mp3' || !seen.hasAudio || !(seen.duration > 0)) {
         throw new Error(`ffmpeg's description of its input could not be read (${JSON.stringify(seen)})`);
       }
+      // The codecs offered beyond each target's default are those this build has encoders for.
+      const listing = await run('/usr/bin/ffmpeg', ['-nostdin', '-hide_banner', '-encoders'], { cwd: dir, timeoutMs: 20_000, captureStdout: true });
+      ensureSuccess(listing, 'ffmpeg');
+      const encoders = new Set(listing.stdout.split('\n').flatMap((line) => /^ [VAS][A-Z.]{5} (\S+)/.exec(line)?.[1] ?? []));
+      if (!encoders.has('libmp3lame')) throw new Error('ffmpeg\'s list of encoders could not be read');
+      return edges((codec) => encoders.has(ENCODER_OF[codec] ?? ''));
     });
   }
 
@@ -216,7 +269,9 @@ export class FfmpegEngine implements Engine {
    */
   private async convertWideFlac(request: ConvertRequest, info: FlacStreamInfo): Promise<void> {
     const { input, workDir, limits, signal } = request;
-    const seconds = info.sampleRate > 0 ? info.totalSamples / info.sampleRate : 0;
+    const duration = info.sampleRate > 0 ? info.totalSamples / info.sampleRate : 0;
+    // The caps hold the part converted (see admit); the decoding of the whole is held by the output cap below.
+    const seconds = convertedSeconds(duration, request.options);
     if (seconds > limits.maxMediaSeconds) {
       throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(seconds)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
     }
@@ -251,7 +306,8 @@ export class FfmpegEngine implements Engine {
   }
 
   private async convertWithFfmpeg(request: ConvertRequest): Promise<void> {
-    const guess = encoderArgs(request.to, SHORT_CLIP);
+    const { to, options } = request;
+    const guess = encoderArgs(to, SHORT_CLIP, options);
     const restart = new Error('started again with the arguments the input needs');
     let facts: MediaFacts | undefined;
     /** One run, stopped by the gate's refusal (or, on the first run, by other arguments needed). */
@@ -265,10 +321,11 @@ export class FfmpegEngine implements Engine {
           return;
         }
         facts = found;
-        if (mayRestart && first && encoderArgs(request.to, found).join('\0') !== encoder.join('\0')) verdict.abort(restart);
+        if (mayRestart && first && encoderArgs(to, found, options).join('\0') !== encoder.join('\0')) verdict.abort(restart);
       };
       try {
-        await this.encode(request, encoder, () => facts?.duration ?? 0, AbortSignal.any([request.signal, verdict.signal]), onInput);
+        // Progress is against the part converted: the trimmed span.
+        await this.encode(request, encoder, () => (facts ? spanSeconds(facts, options) : 0), AbortSignal.any([request.signal, verdict.signal]), onInput);
       } catch (error) {
         throw verdict.signal.aborted && !request.signal.aborted ? verdict.signal.reason : error;
       }
@@ -277,23 +334,44 @@ export class FfmpegEngine implements Engine {
       await run(guess, true);
     } catch (error) {
       if (error !== restart) throw error;
-      await run(encoderArgs(request.to, facts!), false);
+      await run(encoderArgs(to, facts!, options), false);
     }
   }
 
-  /** The gate: allowed container, duration and size caps, the streams the target needs. */
-  private admit(facts: MediaFacts, { to, limits }: ConvertRequest): void {
+  /**
+   * The gate: allowed container, duration and size caps, the streams the target needs, and the
+   * options that can only be checked against the input (a trim past its end, a picture too large).
+   * With a trim, the duration cap holds the part converted (a three-hour recording may give a
+   * ten-second clip: ffmpeg seeks to it), and the frame cap the frames up to the trim's end
+   * (some containers, an animated GIF, are decoded from their start to reach it).
+   */
+  private admit(facts: MediaFacts, { to, limits, options }: ConvertRequest): void {
     if (!ACCEPTED_CONTAINERS.has(facts.container)) {
       throw new ConvertdError('unsupported_format', `The file's container (${facts.container || 'unknown'}) is not one this service converts.`);
     }
-    if (facts.duration > limits.maxMediaSeconds) {
-      throw new ConvertdError('input_too_complex', `The media lasts ${Math.round(facts.duration)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
+    const seconds = convertedSeconds(facts.duration, options);
+    const trimmed = options.trim_start !== undefined || options.trim_end !== undefined;
+    if (seconds > limits.maxMediaSeconds) {
+      throw new ConvertdError('input_too_complex', trimmed
+        ? `The part to convert lasts ${Math.round(seconds)} s; this service converts at most ${limits.maxMediaSeconds} s.`
+        : `The media lasts ${Math.round(facts.duration)} s; this service converts at most ${limits.maxMediaSeconds} s.`);
     }
     if (facts.video && facts.video.width * facts.video.height > MAX_FRAME_PIXELS) {
       throw new ConvertdError('input_too_complex', `The video is ${facts.video.width}x${facts.video.height}; this service converts at most 4096x4096.`);
     }
-    if (facts.frames > MAX_FRAMES) {
-      throw new ConvertdError('input_too_complex', `The video holds about ${facts.frames} frames (frame rate times duration); this service converts at most ${MAX_FRAMES}.`);
+    const { start } = trimOf(options);
+    const frames = trimmed && facts.duration > 0 ? Math.round(facts.frames * Math.min(1, (start + seconds) / facts.duration)) : facts.frames;
+    if (frames > MAX_FRAMES) {
+      throw new ConvertdError('input_too_complex', `The video holds about ${frames} frames (frame rate times duration); this service converts at most ${MAX_FRAMES}.`);
+    }
+    const size = facts.video && VIDEO_TARGETS.includes(to) ? pictureSize(facts.video, options) : undefined;
+    if (size && (size.width > MAX_VIDEO_SIDE || size.height > MAX_VIDEO_SIDE)) {
+      const option = options.width !== undefined ? 'width' : 'height';
+      throw new ConvertdError('invalid_option', `Option "${option}": the video is ${facts.video!.width}x${facts.video!.height}, and the size asked for makes it ${size.width}x${size.height}; at most ${MAX_VIDEO_SIDE} a side.`,
+        { option, reason: `the picture would be past ${MAX_VIDEO_SIDE} pixels a side`, maximum: MAX_VIDEO_SIDE });
+    }
+    if (removeAudio(options) && !facts.video && VIDEO_TARGETS.includes(to)) {
+      throw new ConvertdError('invalid_option', 'Option "remove_audio": the file has only sound; without it nothing would be left.', { option: 'remove_audio', reason: 'the file has no video' });
     }
     if (to === 'gif' && !facts.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
     if (!facts.video && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
@@ -307,14 +385,19 @@ export class FfmpegEngine implements Engine {
    */
   private async encode(request: ConvertRequest, encoder: string[], expectedSeconds: () => number, signal: AbortSignal,
     onInput: (facts: MediaFacts, first: boolean) => void): Promise<MediaFacts | undefined> {
-    const { input, output, to, workDir, limits } = request;
+    const { input, output, to, workDir, limits, options } = request;
+    // A trim: ffmpeg seeks the input to its start (and decodes from the keyframe before it, so the
+    // cut is exact), and writes at most its length; the caps' length and GIF's own bound the rest.
+    const { start, end } = trimOf(options);
+    const length = Math.min(limits.maxMediaSeconds, end !== undefined ? end - start : Infinity, to === 'gif' ? GIF_MAX_SECONDS : Infinity);
     const args = [
       // "info" is the level at which ffmpeg describes its input; -nostats keeps the rest quiet.
       '-nostdin', '-hide_banner', '-loglevel', 'info', '-nostats', '-progress', 'pipe:1',
       '-protocol_whitelist', 'file', '-format_whitelist', DEMUXERS,
+      ...(start > 0 ? ['-ss', String(start)] : []),
       '-i', `file:${path.basename(input)}`,
       '-threads', '2',
-      '-t', String(limits.maxMediaSeconds),
+      '-t', String(length),
       '-fs', String(limits.maxOutputBytes),
       ...encoder,
       '-f', MUXER[to]!, '-y', `file:${path.basename(output)}`,
@@ -362,7 +445,20 @@ export class FfmpegEngine implements Engine {
     }
     // Before the exit status: with some containers (Ogg) ffmpeg also exits 1, saying only
     // "Conversion failed!", and this is the clearer answer.
-    if (encodedNothing) throw nothingEncoded();
+    if (encodedNothing) {
+      // A trim that starts past the last packet of a file whose container declared no duration.
+      if (start > 0) throw new ConvertdError('invalid_option', `Option "trim_start": the media ends before ${start} s.`, { option: 'trim_start', reason: 'at or past the end' });
+      throw nothingEncoded();
+    }
+    if (result.exitCode !== 0 && ENCODER_REFUSED.test(result.stderr)) {
+      // An encoder that will not open with the settings asked for (libvorbis at a bit rate its
+      // modes do not reach for this rate and channel count): the options' fault, not the file's.
+      const option = REFUSABLE.find((name) => options[name] !== undefined);
+      if (option) {
+        const detail = lastErrorLine(result.stderr.split('\n').filter((line) => !/Error (initializing|while opening)|Conversion failed/.test(line)).join('\n'));
+        throw new ConvertdError('invalid_option', `Option "${option}": the encoder refused the settings asked for${detail ? ` (${detail})` : ''}.`, { option, reason: 'refused by the encoder' });
+      }
+    }
     ensureSuccess(result, 'ffmpeg');
     return seen;
   }
