@@ -30,7 +30,7 @@ import { startRedis, startS3, type RedisServer, type S3Server } from '../test/he
 import { startApiNode, startWorker, type RunningServer } from '../test/helpers/server.ts';
 import { pino } from 'pino';
 import { createEngines, readEngineSettings } from '../src/engines/assembly.ts';
-import { engineModule, VP9_SPEED, WEBM_ENCODERS } from '../src/engines/index.ts';
+import { engineModule, mp4Encoders, VP9_SPEED, WEBM_ENCODERS } from '../src/engines/index.ts';
 import type { Engine } from '../src/engines/types.ts';
 import { SERVICE_NODE_FLAGS } from '../src/node-flags.ts';
 import { configureCgroupLimits } from '../src/process/cgroups.ts';
@@ -646,6 +646,75 @@ try {
     const uncached = await repeat(QUICK ? 3 : 5, () => timed(sandboxed(false)));
     table('5b. Fonts', `Milliseconds, median (min-max), of a cold \`soffice --headless\` (its profile made beforehand) started and stopped (\`--terminate_after_init\`), and started to convert small.docx to PDF, with the fonts installed before #28 and with the set installed now (\`src/engines/support/fonts/\`), turn by turn. Then one fontconfig start in the sandbox (\`fc-match\` under bubblewrap, as every engine process starts): with the system's font cache bound in, as the service does, ${fmt(cached)}; without it, ${fmt(uncached)}.`,
       ['fonts', 'LibreOffice start', 'start and first PDF'], fontRows);
+  }
+
+  // 5c. Options and results of several files (#29), each against the bare tools doing the same:
+  // every page of a 20-page PDF as PNGs in a ZIP (pdftoppm, then bsdtar), 50 photos in a ZIP each
+  // made WebP (sharp in this process at the service's settings, then bsdtar), and a clip trimmed
+  // to 5 s (ffmpeg with the engine's own arguments for such a clip).
+  {
+    const withOptions = async (name: string, target: string, options: Record<string, string>) => {
+      const form = new FormData();
+      form.append('file', new Blob([files[name]!]), name);
+      form.append('target', target);
+      for (const [key, value] of Object.entries(options)) form.append(key, value);
+      const answer = await (await fetch(`${service.url}/api/convert`, { method: 'POST', body: form })).json() as { job_id?: string };
+      if (!answer.job_id) throw new Error(`${name} → ${target} ${JSON.stringify(options)} refused: ${JSON.stringify(answer)}`);
+      const record = await client.wait(answer.job_id, { events: true });
+      if (record.status !== 'done') throw new Error(`${name} → ${target} failed: ${JSON.stringify(record.error)}`);
+      await (await fetch(`${service.url}${record.download_url!}`)).arrayBuffer();
+    };
+    // A 20-page text PDF: the large Markdown through the service, cut with qpdf.
+    const longPdf = path.join(work, 'long.pdf');
+    const made = await client.convert(new Blob([files['large.md']!]), 'large.md', 'pdf');
+    await fs.writeFile(longPdf, Buffer.from(await made.data.arrayBuffer()));
+    run('qpdf', [longPdf, '--pages', longPdf, '1-20', '--', 'pages20.pdf'], work);
+    files['pages20.pdf'] = await fs.readFile(path.join(work, 'pages20.pdf'));
+    // 50 photos of 2 megapixels in a ZIP.
+    const photoDir = path.join(work, 'photos');
+    await fs.mkdir(photoDir, { recursive: true });
+    for (let i = 0; i < 50; i++) {
+      await sharp(files['large.jpg']!).rotate(i % 4 * 90).resize(1600, 1200, { fit: 'cover' }).jpeg({ quality: 88 }).toFile(path.join(photoDir, `photo-${String(i + 1).padStart(2, '0')}.jpg`));
+    }
+    run('bsdtar', ['-a', '-cf', path.join(work, 'photos.zip'), '-C', photoDir, '.'], work);
+    files['photos.zip'] = await fs.readFile(path.join(work, 'photos.zip'));
+    const bareDir = path.join(work, 'bare-batch');
+    const fresh = async () => {
+      await fs.rm(bareDir, { recursive: true, force: true });
+      await fs.mkdir(bareDir, { recursive: true });
+    };
+    const barePages = async () => {
+      await fresh();
+      run('pdftoppm', ['-r', '150', '-png', path.join(work, 'pages20.pdf'), path.join(bareDir, 'page')], work);
+      run('bsdtar', ['-a', '-cf', path.join(work, 'bare-pages.zip'), '-C', bareDir, '.'], work);
+    };
+    const barePhotos = async () => {
+      await fresh();
+      for (const photo of await fs.readdir(photoDir)) {
+        await sharp(path.join(photoDir, photo)).rotate().webp({ quality: 82, effort: 4 }).toFile(path.join(bareDir, photo.replace(/\.jpg$/, '.webp')));
+      }
+      run('bsdtar', ['-a', '-cf', path.join(work, 'bare-photos.zip'), '-C', bareDir, '.'], work);
+    };
+    const bareTrim = async () => {
+      run('ffmpeg', ['-nostdin', '-loglevel', 'error', '-ss', '5', '-i', 'clip.mp4', '-threads', '2', '-t', '5', ...mp4Encoders(5), '-f', 'mp4', '-y', 'bare-trim.mp4'], work);
+    };
+    const rows: string[][] = [];
+    for (const [label, name, target, options, bare, bareLabel] of [
+      ['pages20.pdf (20 pages) → zip of PNGs', 'pages20.pdf', 'zip', { each: 'png', pixel_density: '150' }, barePages, 'pdftoppm -r 150 -png, then bsdtar -a (zip)'],
+      ['photos.zip (50 photos, 2 MP) → zip of WebPs', 'photos.zip', 'zip', { each: 'webp' }, barePhotos, 'sharp in-process (quality 82, effort 4) one by one, then bsdtar -a (zip)'],
+      ['clip.mp4 (20 s 1080p) → mp4, trim_start 5, trim_end 10', 'clip.mp4', 'mp4', { trim_start: '5', trim_end: '10' }, bareTrim, 'ffmpeg -ss 5 -t 5 with the engine\'s arguments'],
+    ] as const) {
+      const serviceRuns: number[] = [];
+      const bareRuns: number[] = [];
+      await withOptions(name, target, options); // warm-up
+      for (let i = 0; i < (QUICK ? 2 : 3); i++) {
+        serviceRuns.push(await timed(() => withOptions(name, target, options)));
+        bareRuns.push(await timed(bare));
+      }
+      rows.push([label, fmt(stat(serviceRuns)), `${bareLabel}: ${fmt(stat(bareRuns))}`, ratioText(serviceRuns.map((ms, i) => ms / bareRuns[i]!))]);
+    }
+    table('5c. Options and several files', `Milliseconds, median (min-max), of ${QUICK ? 2 : 3} runs, turn by turn: through the service (submit with the options, the event stream, the download) and the bare tools doing the same work; the ratio is the median of the pairs' ratios (#29).`,
+      ['conversion', 'service', 'bare', 'service / bare'], rows);
   }
 
   // 6. Scale-out.

@@ -33,4 +33,4 @@ export function engineModule(id: string): AnyEngineModule {
 }
 
 /** The ffmpeg engine's WebM encoder arguments, for the benchmark's bare ffmpeg command to use the same. */
-export { VP9_SPEED, WEBM_ENCODERS } from './ffmpeg/engine.ts';
+export { mp4Encoders, VP9_SPEED, WEBM_ENCODERS } from './ffmpeg/engine.ts';

@@ -160,6 +160,11 @@ function videoArgs(to: string, codec: VideoCodecId, seconds: number, options: St
   }
 }
 
+/** MP4's encoders for a clip of `seconds` without options (exported for the benchmark's bare command). */
+export function mp4Encoders(seconds: number): string[] {
+  return [...videoArgs('mp4', 'h264', seconds, {}), ...audioArgs('mp4', {})];
+}
+
 /** WebM's encoders, whatever the clip (exported for the benchmark's bare command). */
 export const WEBM_ENCODERS: readonly string[] = [...videoArgs('webm', 'vp9', 1, {}), ...audioArgs('webm', {})];
 
