@@ -280,6 +280,7 @@ export const OPTIONS = {
   sheet: { name: 'sheet', type: 'string', pattern: '[^\\u0000-\\u001f\\u007f]{1,100}', appliesAt: 'input', parse: (text) => text, description: 'Which sheet of the workbook becomes the table: its name, or its number counted from 1 (default: the first).' },
   delimiter: { name: 'delimiter', type: 'string', pattern: '[,;|:^~]', default: ',', appliesAt: 'output', parse: (text) => text, description: 'Field separator of the CSV output, one character: "," (the default), ";" (for spreadsheets set to a European locale), "|", ":", "^" or "~".' },
   each: { name: 'each', type: 'enum', values: [], appliesAt: 'output', description: 'With target zip: convert every page (slide, frame, or member of an uploaded archive) to this format; the ZIP holds the results in order.' },
+  compress: { name: 'compress', type: 'enum', values: ['low', 'medium', 'high'], appliesAt: 'output', description: 'Make the PDF smaller by resampling and recompressing its pictures (Ghostscript\'s presets): low (pictures finer than about 450 dpi brought to 300 dpi, for print), medium (150 dpi, for screens and e-readers), high (72 dpi, the smallest file). Text and vector drawings stay sharp. Default: pictures kept as they are.' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** A contract option with some of its fields changed (narrower bounds, the values an engine offers, its own default or wording). */
