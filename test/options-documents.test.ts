@@ -124,7 +124,9 @@ describe('document and PDF options', { timeout: 900_000 }, () => {
     soffice('pdf', 'pages.fodt');
     soffice('pptx', 'slides.fodp');
     soffice('xlsx', 'sheets.fods', 'long.fods');
-    for (const name of ['pages.docx', 'pages.odt', 'pages.pdf', 'slides.pptx', 'sheets.xlsx', 'long.xlsx']) samples[name] = await fs.readFile(path.join(made, name));
+    // One page of 100 × 100 inches: fine at the default (scaled to 5000 pixels), too many pixels at 600 dpi.
+    tool('/usr/bin/python3', ['-c', 'import sys\nfrom PIL import Image\nImage.new("RGB", (100, 100), (200, 30, 30)).save(sys.argv[1], resolution=1.0)', path.join(made, 'huge-page.pdf')]);
+    for (const name of ['huge-page.pdf', 'pages.docx', 'pages.odt', 'pages.pdf', 'slides.pptx', 'sheets.xlsx', 'long.xlsx']) samples[name] = await fs.readFile(path.join(made, name));
     assert.equal(pageCount(path.join(made, 'pages.pdf')), 3, 'the sample PDF has three pages');
     server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: '2' });
   });
@@ -316,6 +318,15 @@ describe('document and PDF options', { timeout: 900_000 }, () => {
       const body = await expectError(await submitWith(file, target, { [name]: value }), 422, 'invalid_option');
       assert.equal((body.error as Record<string, unknown>).option, name, `${file} → ${target} ${name}=${JSON.stringify(value).slice(0, 40)}`);
     }));
+  });
+
+  test('a pixel_density that would pass the pixel limit ends the job with invalid_option', async () => {
+    const { final } = await run('huge-page.pdf', 'png', { pixel_density: '600' });
+    assert.equal(final.status, 'error');
+    assert.equal(final.error?.code, 'invalid_option', JSON.stringify(final.error));
+    assert.match(final.error!.message, /pixel_density.*60000 × 60000 pixels/);
+    const fine = await convertTo('huge-page.pdf', 'png', {}, 'huge.png');
+    assert.equal(imageOf(fine).width, 5000, 'without the option: scaled to 5000 pixels, as before');
   });
 
   test('a page_range past the end ends the job with invalid_option', async () => {

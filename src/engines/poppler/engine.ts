@@ -187,7 +187,7 @@ export class PopplerEngine implements Engine {
     try {
       for (const [index, page] of pages.entries()) {
         signal.throwIfAborted();
-        const name = pageName('page', index + 1, pages.length, each === 'tiff' ? 'tiff' : each);
+        const name = pageName('page', index + 1, pages.length, each);
         const file = path.join(workDir, `zip-${name}`);
         let result;
         if (sizes) {
