@@ -32,8 +32,8 @@ const DATA_SAMPLES: Record<string, string> = {
 const DATA_WORDS = wordsOf(`name count note ${DATA_ROWS.map((r) => `${r.name} ${r.note}`).join(' ')}`);
 const DATA_FORMATS = new Set([...Object.keys(DATA_SAMPLES), 'xlsx', 'ods']);
 
-/** Targets that are pictures of the document: no text to look for. */
-const PICTURES = new Set(['png', 'jpg', 'tiff', 'webp', 'svg', 'eps', 'ps']);
+/** Targets that are pictures of the document: no text to look for (zip: every page as a PNG, option each's default). */
+const PICTURES = new Set(['png', 'jpg', 'tiff', 'webp', 'svg', 'eps', 'ps', 'zip']);
 
 /** The `file` command's verdict for each target, an independent check of the type. */
 const FILE_MIME: Readonly<Record<string, RegExp>> = {

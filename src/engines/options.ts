@@ -285,6 +285,7 @@ export const OPTIONS = {
   toc: { name: 'toc', type: 'boolean', default: false, appliesAt: 'output', description: 'Add a table of contents built from the headings.' },
   compression_level: { name: 'compression_level', type: 'integer', minimum: 0, maximum: 9, appliesAt: 'output', description: 'Compression level of the archive written: 0 fastest (zip and tar.gz then store the data uncompressed) to 9 smallest and slowest.' },
   remove_audio: { name: 'remove_audio', type: 'boolean', default: false, appliesAt: 'output', description: 'Drop the sound: the video result has no audio stream.' },
+  compress: { name: 'compress', type: 'enum', values: ['low', 'medium', 'high'], appliesAt: 'output', description: 'Make the PDF smaller by resampling and recompressing its pictures (Ghostscript\'s presets): low (pictures finer than about 450 dpi brought to 300 dpi, for print), medium (150 dpi, for screens and e-readers), high (72 dpi, the smallest file). Text and vector drawings stay sharp. Default: pictures kept as they are.' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** A contract option with some of its fields changed (narrower bounds, the values an engine offers, its own default or wording). */

@@ -331,6 +331,31 @@ def image_text(path, fmt):
     return ""
 
 
+def pages_zip_text(path):
+    """A ZIP of pages (target zip, option each; default PNG): members page-001.<ext>, ... in order,
+    each read as its own format; the text is theirs joined, the page count the members'."""
+    import tempfile
+    archive = zipfile.ZipFile(path)
+    names = archive.namelist()
+    if not names:
+        fail("an empty ZIP")
+    texts = []
+    with tempfile.TemporaryDirectory() as folder:
+        for index, name in enumerate(names):
+            match = re.fullmatch(r"page-(\d{3,})\.(png|jpg|tiff|webp|txt|pdf)", name)
+            if not match or int(match.group(1)) != index + 1:
+                fail("member %d is %r, not page-%03d.<format>" % (index + 1, name, index + 1))
+            member = archive.extract(name, folder)
+            fmt = match.group(2)
+            if fmt == "pdf":
+                texts.append(pdf_text(member, fmt)[0])
+            elif fmt == "txt":
+                texts.append(open(member, encoding="utf-8").read())
+            else:
+                texts.append(image_text(member, fmt))
+    return " ".join(texts), len(names)
+
+
 def main():
     path, fmt = sys.argv[1], sys.argv[2]
     pages = None
@@ -347,6 +372,8 @@ def main():
         text = mobi_text(path)
     elif fmt in ("pdf", "pdfa"):
         text, pages = pdf_text(path, fmt)
+    elif fmt == "zip":
+        text, pages = pages_zip_text(path)
     elif fmt in ("png", "jpg", "tiff", "webp"):
         text = image_text(path, fmt)
     elif fmt == "svg":

@@ -1,4 +1,5 @@
-// PDF → PDF/A-2b with Ghostscript's pdfwrite. Ghostscript reads only PDF here, never PostScript
+// PDF → PDF/A-2b, and PDF → PDF (pages cut to a page_range, made PDF/A, made smaller), with
+// Ghostscript's pdfwrite. Ghostscript reads only PDF here, never PostScript
 // uploads: PostScript is a programming language whose -dSAFER sandbox has a long record of
 // escapes (docs/security.md#ghostscript-and-postscript). Even so it runs with -dSAFER, in the OS sandbox, with TMPDIR in
 // the job directory (gs lets SAFER jobs read and write its temp dir), a page cap from pdfinfo, and
@@ -8,6 +9,7 @@ import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { booleanOption, enumOption, narrow, OPTIONS, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
 import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
@@ -49,10 +51,27 @@ async function findSrgbProfile(): Promise<string> {
   throw new Error(`no srgb.icc under ${GS_SHARE}/*/iccprofiles`);
 }
 
+/** pdfwrite's PDF/A-2b settings (the prologue adds the output intent). */
+const PDFA_ARGS = ['-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB'];
+
 /** What gs prints when it abandons PDF/A output and writes an ordinary PDF instead. */
 const REVERTED_TO_PLAIN_PDF = /reverting to normal PDF output/i;
 
-const EDGES: ConversionEdge[] = [{ from: 'pdf', to: 'pdfa', cost: 3 }];
+/** Ghostscript's -dPDFSETTINGS preset for each value of `compress` (options.ts). */
+const COMPRESS_PRESETS: Readonly<Record<string, string>> = { low: '/printer', medium: '/ebook', high: '/screen' };
+
+const PAGE_RANGE = narrow(OPTIONS.page_range, { description: 'Which pages to keep, 1-based, in document order: "2", "1-3,5", "4-" (from 4 to the end).' });
+
+/** pdf → pdf is worth doing only with an option: each of these. */
+const PDF_OPTIONS: readonly OptionSpec[] = [PAGE_RANGE, OPTIONS.pdf_a, OPTIONS.compress];
+/** The PDF/A target is PDF/A whatever pdf_a says. */
+const PDFA_OPTIONS: readonly OptionSpec[] = [PAGE_RANGE, OPTIONS.compress];
+
+const EDGES: ConversionEdge[] = [
+  { from: 'pdf', to: 'pdfa', cost: 3, options: PDFA_OPTIONS },
+  // A same-format route of its own (the planner never chains it).
+  { from: 'pdf', to: 'pdf', cost: 3, options: PDF_OPTIONS },
+];
 
 export class GhostscriptEngine implements Engine {
   readonly id = 'ghostscript';
@@ -79,16 +98,30 @@ export class GhostscriptEngine implements Engine {
   async convert(request: ConvertRequest): Promise<void> {
     const info = await readPdfInfo(this.context.run, request.input, request.workDir, request.signal);
     checkPageCount(info);
+    const ranges = pageRangeOption(request.options);
+    // The pages as numbers from the parsed range, clamped to the document: "-sPageList=" gets
+    // digits, commas and hyphens we wrote.
+    const pages = ranges ? [`-sPageList=${pageRuns(selectPages(ranges, info.pages)).map(({ first, last }) => first === last ? `${first}` : `${first}-${last}`).join(',')}`] : [`-dLastPage=${info.pages}`];
+    const preset = COMPRESS_PRESETS[enumOption<string>(request.options, 'compress') ?? ''];
+    const settings = [...(preset ? [`-dPDFSETTINGS=${preset}`] : []), ...pages];
+    if (request.to === 'pdf' && booleanOption(request.options, 'pdf_a') !== true) {
+      const result = await this.runPdfWrite(request, settings, []);
+      if (result.exitCode !== 0) {
+        throw new ConvertdError('corrupt_input', `Ghostscript could not read the PDF (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}).`);
+      }
+      return;
+    }
     const prologue = path.join(request.workDir, 'pdfa-prologue.ps');
     await fs.writeFile(prologue, this.prologue);
     try {
-      let result = await this.runPdfWrite(request, info.pages, prologue, []);
+      const pdfa = [...PDFA_ARGS, ...settings];
+      let result = await this.runPdfWrite(request, pdfa, [`./${path.basename(prologue)}`]);
       if (REVERTED_TO_PLAIN_PDF.test(result.stderr)) {
         // gs gives up on PDF/A (and silently writes a plain PDF) when a font breaks a PDF/A rule it
         // cannot repair, typically a CID font using CID 0 (Word's MS Mincho). Drawing the glyphs as
         // outlines keeps the pages' appearance, which is what PDF/A-2b promises, at the cost of the
         // text layer; the README lists this under known limitations.
-        result = await this.runPdfWrite(request, info.pages, prologue, ['-dNoOutputFonts']);
+        result = await this.runPdfWrite(request, [...pdfa, '-dNoOutputFonts'], [`./${path.basename(prologue)}`]);
         if (REVERTED_TO_PLAIN_PDF.test(result.stderr)) {
           throw new ConvertdError('conversion_failed', 'This PDF uses features PDF/A forbids and Ghostscript could not repair them: convert it to plain PDF instead.');
         }
@@ -104,12 +137,12 @@ export class GhostscriptEngine implements Engine {
     }
   }
 
-  private runPdfWrite(request: ConvertRequest, pages: number, prologue: string, extraArgs: string[]): Promise<RunResult> {
+  /** pdfwrite with `settings` (PDF/A, preset, pages), reading `prologues` then the input. */
+  private runPdfWrite(request: ConvertRequest, settings: string[], prologues: string[]): Promise<RunResult> {
     const { input, output, workDir, limits, signal } = request;
     return this.context.run(GS, [
-      '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET',
-      '-sDEVICE=pdfwrite', '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', ...extraArgs,
-      `-dLastPage=${pages}`, `-sOutputFile=${path.basename(output)}`, `./${path.basename(prologue)}`, `./${path.basename(input)}`,
+      '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET', '-sDEVICE=pdfwrite', ...settings,
+      `-sOutputFile=${path.basename(output)}`, ...prologues, `./${path.basename(input)}`,
     ], { cwd: workDir, readOnly: GS_CONFIG, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
   }
 }

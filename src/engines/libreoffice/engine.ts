@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
+import { booleanOption, narrow, OPTIONS, pageRangeOption, type OptionSpec, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { isPasswordProtected } from './office-encryption.ts';
 import { libreOfficeProgram, officeMessage, type OfficeRequest } from './office-pool.ts';
@@ -94,6 +95,28 @@ const IMPORT_FILTERS: Readonly<Record<string, Pick<OfficeRequest, 'importFilter'
   txt: { importFilter: 'Text (encoded)', importOptions: 'UTF8' },
 };
 
+/**
+ * What the PDF export takes: the pages to export (LibreOffice's PageRange, counted on the laid-out
+ * document; a route that needs only a first page asks for page 1 alone, so a 300-page document
+ * is not exported whole for a thumbnail) and PDF/A-2b (SelectPdfVersion 2).
+ */
+const PDF_OPTIONS: readonly OptionSpec[] = [
+  narrow(OPTIONS.page_range, { description: 'Which pages (slides; a spreadsheet\'s printed pages) to export, 1-based: "2", "1-3,5", "4-" (from 4 to the end).' }),
+  OPTIONS.pdf_a,
+];
+
+/** LibreOffice's SelectPdfVersion for PDF/A-2b. */
+const PDF_A_2B = 2;
+
+/** The helper's typed PDF export fields for a step's options (none when the client gave none). */
+function pdfExport(options: StepOptions): Pick<OfficeRequest, 'pageSpans' | 'pdfVersion'> {
+  const ranges = pageRangeOption(options);
+  return {
+    ...(ranges ? { pageSpans: ranges.spans.map((span) => [span.from, span.to ?? null] as const) } : {}),
+    ...(booleanOption(options, 'pdf_a') === true ? { pdfVersion: PDF_A_2B } : {}),
+  };
+}
+
 /** A warm conversion costs a fraction of a second, but more than an in-process image step. */
 const COST = 4;
 
@@ -105,6 +128,7 @@ function edgesOf(family: Family): ConversionEdge[] {
     // the real-world pages of the corpus tests): pandoc's html → odt then LibreOffice is preferred wherever it exists.
     cost: from === 'html' ? COST + 3 : COST,
     endsRoute: family.renditions?.includes(to) ?? false,
+    ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}),
   })));
 }
 
@@ -160,7 +184,8 @@ export class LibreOfficeEngine implements Engine {
     const family = FAMILIES.find((f) => f.reads.includes(request.from) && f.writes[request.to]);
     if (!family) throw new Error(`LibreOffice has no filter for ${request.from} → ${request.to}`);
     try {
-      await this.pool.convert(request.input, request.output, officeMessage({ ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from] }), request.limits.timeoutMs, request.signal);
+      const pdf = request.to === 'pdf' ? pdfExport(request.options) : {};
+      await this.pool.convert(request.input, request.output, officeMessage({ ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from], ...pdf }), request.limits.timeoutMs, request.signal);
     } catch (error) {
       // LibreOffice answers a password-protected file as one it cannot open: say which it is.
       if (error instanceof ConvertdError && error.code === 'corrupt_input' && await isPasswordProtected(request.input)) {

@@ -51,6 +51,13 @@ export interface OfficeRequest {
   readonly importOptions?: string;
   /** A FilterOptions string, or FilterData properties. */
   readonly exportOptions?: string | Readonly<Record<string, string | number | boolean>>;
+  /**
+   * PDF export only: the pages to write, as parsed numbers (options.ts PageRange spans); the helper
+   * counts the document's pages and builds the filter's PageRange from them.
+   */
+  readonly pageSpans?: ReadonlyArray<readonly [number, number | null]>;
+  /** PDF export only: the filter's SelectPdfVersion (2 = PDF/A-2b). */
+  readonly pdfVersion?: number;
 }
 
 /** What the pool runs: the helper, with a fresh profile for every process. */
@@ -72,8 +79,18 @@ export function libreOfficeProgram(maxOutputBytes: number): PooledProgram {
     }),
     failure: (reply: Reply) => reply.code === 'corrupt_input'
       ? new ConvertdError('corrupt_input', 'LibreOffice could not open the file: check that it is a valid document of its type.')
+      : reply.code === 'invalid_option' ? pageRangeFailure(reply)
       : new ConvertdError('conversion_failed', `LibreOffice could not convert the file (${(reply.message ?? 'no detail').slice(0, 300)}).`),
   };
+}
+
+/** A page_range past the document's end, as the helper found it ({"result": {"pages": n}}). */
+function pageRangeFailure(reply: Reply): ConvertdError {
+  const pages = (reply.result as { pages?: unknown } | undefined)?.pages;
+  const count = typeof pages === 'number' ? pages : undefined;
+  const message = count === undefined ? 'the range selects no page of the document'
+    : `the document has ${count} page${count === 1 ? '' : 's'}, and the range selects none of them`;
+  return new ConvertdError('invalid_option', `Option "page_range": ${message}.`, { option: 'page_range', reason: 'beyond the last page', ...(count === undefined ? {} : { maximum: count }) });
 }
 
 /** The helper's convert message for a filter request. */
@@ -83,5 +100,7 @@ export function officeMessage(request: OfficeRequest): Record<string, unknown> {
     import_filter: request.importFilter ?? null,
     import_options: request.importOptions ?? null,
     export_options: request.exportOptions ?? null,
+    page_spans: request.pageSpans ?? null,
+    pdf_version: request.pdfVersion ?? null,
   };
 }

@@ -52,3 +52,40 @@ export function checkPageCount(info: PdfInfo): void {
     throw new ConvertdError('input_too_complex', `The PDF has ${info.pages} pages; this service converts documents of up to ${MAX_PDF_PAGES} pages.`);
   }
 }
+
+/** Size of a page in points, as pdfinfo reads it, with the page's rotation applied. */
+export interface PageSize {
+  readonly width: number;
+  readonly height: number;
+}
+
+/**
+ * The size of every page from `first` to `last` (1-based, inclusive), for engines that render pages
+ * other than the first: each is checked against the same bound as the first page's in readPdfInfo,
+ * since a PDF may hold one ordinary page and then one a kilometre wide.
+ */
+export async function readPageSizes(run: RunProgram, input: string, workDir: string, signal: AbortSignal, first: number, last: number): Promise<Map<number, PageSize>> {
+  const result = await run(PDFINFO, ['-f', String(first), '-l', String(last), '--', input], {
+    cwd: workDir, timeoutMs: 60_000, signal, captureStdout: true, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+  });
+  if (result.exitCode !== 0) {
+    throw new ConvertdError('corrupt_input', `The PDF could not be read (${lastErrorLine(result.stderr) || 'no detail'}): check that it is a valid PDF.`);
+  }
+  const read = new Map<number, { width: number; height: number; rotation: number }>();
+  for (const line of result.stdout.split('\n')) {
+    const size = /^Page\s+(\d+) size:\s*([\d.]+)\s*x\s*([\d.]+)\s*pts/.exec(line);
+    if (size) read.set(Number(size[1]), { width: Number(size[2]), height: Number(size[3]), rotation: 0 });
+    const rotation = /^Page\s+(\d+) rot:\s*(\d+)/.exec(line);
+    const page = rotation ? read.get(Number(rotation[1])) : undefined;
+    if (page) page.rotation = Number(rotation![2]);
+  }
+  const sizes = new Map<number, PageSize>();
+  for (const [page, { width, height, rotation }] of read) {
+    const turned = rotation % 180 === 90;
+    if (width > MAX_PAGE_POINTS || height > MAX_PAGE_POINTS) {
+      throw new ConvertdError('input_too_complex', `Page ${page} of the PDF is ${Math.round(width)} x ${Math.round(height)} points; this service renders pages up to ${MAX_PAGE_POINTS} points a side.`);
+    }
+    sizes.set(page, turned ? { width: height, height: width } : { width, height });
+  }
+  return sizes;
+}

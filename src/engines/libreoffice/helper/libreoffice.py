@@ -5,8 +5,13 @@ request, each on soffice's main thread (see MainThreadCall). Requests and answer
 one request on stdin, one answer on stdout.
 
   {"id": 1, "op": "convert", "input": "/x/in.docx", "output": "/x/out.pdf", "filter": "writer_pdf_Export",
-   "import_filter": null, "import_options": null, "export_options": null}
+   "import_filter": null, "import_options": null, "export_options": null,
+   "page_spans": [[2, 3], [5, null]] or null, "pdf_version": 2 or null}
   {"id": 1, "ok": true}  or  {"id": 1, "ok": false, "code": "corrupt_input", "message": "..."}
+
+page_spans and pdf_version are for the PDF export filters only: numbers, from which this helper
+builds the filter's PageRange and SelectPdfVersion itself (no client text ever reaches a filter).
+A range past the last page answers {"ok": false, "code": "invalid_option", "result": {"pages": n}}.
   {"id": 2, "op": "ping"} -> {"id": 2, "ok": true}
 
 Anything else the process writes (soffice's own chatter) goes to stderr. The Node side owns
@@ -133,6 +138,32 @@ def describe(error):
     return "%s: %s" % (name, getattr(error, "Message", None) or str(error) or name)
 
 
+def page_count(document):
+    """Pages the PDF export would write: Writer tells its laid-out page count through its
+    controller (its getRendererCount answers 0 without a render device); Calc and Impress count
+    their print pages and slides through XRenderable."""
+    controller = document.getCurrentController()
+    if document.supportsService("com.sun.star.text.TextDocument") and controller is not None:
+        return int(controller.PageCount)
+    return int(document.getRendererCount(document, props(IsPrinter=False)))
+
+
+def page_range(spans, pages):
+    """PageRange text ("2-3,5") of the pages `spans` select out of `pages`, each once, in order; or
+    None when they select none. Every figure is an integer the Node side parsed."""
+    selected = sorted({page for first, last in spans
+                       for page in range(int(first), min(pages if last is None else int(last), pages) + 1)})
+    if not selected:
+        return None
+    runs = []
+    for page in selected:
+        if runs and runs[-1][1] == page - 1:
+            runs[-1][1] = page
+        else:
+            runs.append([page, page])
+    return ",".join(str(a) if a == b else "%d-%d" % (a, b) for a, b in runs)
+
+
 def convert(desktop, request):
     load = dict(
         Hidden=True,
@@ -157,12 +188,21 @@ def convert(desktop, request):
         return {"ok": False, "code": "corrupt_input", "message": "LibreOffice could not open the file"}
     try:
         store = dict(FilterName=request["filter"], Overwrite=True)
-        if request.get("export_options") is not None:
-            options = request["export_options"]
-            if isinstance(options, dict):
-                store["FilterData"] = uno.Any("[]com.sun.star.beans.PropertyValue", props(**options))
-            else:
-                store["FilterOptions"] = options
+        options = request.get("export_options")
+        filter_data = dict(options) if isinstance(options, dict) else {}
+        if request.get("page_spans"):
+            pages = page_count(document)
+            selected = page_range(request["page_spans"], pages)
+            if selected is None:
+                return {"ok": False, "code": "invalid_option", "result": {"pages": pages},
+                        "message": "the document has %d page%s, and the range selects none of them" % (pages, "" if pages == 1 else "s")}
+            filter_data["PageRange"] = selected
+        if request.get("pdf_version") is not None:
+            filter_data["SelectPdfVersion"] = int(request["pdf_version"])
+        if filter_data:
+            store["FilterData"] = uno.Any("[]com.sun.star.beans.PropertyValue", props(**filter_data))
+        elif options is not None:
+            store["FilterOptions"] = options
         document.storeToURL(uno.systemPathToFileUrl(request["output"]), props(**store))
     finally:
         try:
