@@ -175,3 +175,16 @@ test('strip goes to every step that takes it: metadata a middle step dropped can
   const route = chain.route('heic', 'jpg', ['strip', 'quality', 'width'])!;
   assert.deepEqual(assignOptions(route, { strip: false, quality: 70, width: 100 }), [{ strip: false, width: 100 }, { strip: false, quality: 70 }]);
 });
+
+test('an edge never follows the engines it names in notAfter', () => {
+  const pages = new RoutePlanner([
+    declared('office', [{ from: 'docx', to: 'pdf', cost: 4 }]),
+    declared('img2pdf', [{ from: 'png', to: 'pdf', cost: 2 }]),
+    declared('pages', [{ from: 'pdf', to: 'zip', cost: 3, endsRoute: true, notAfter: ['img2pdf'] }, { from: 'pdf', to: 'png', cost: 2 }]),
+  ]);
+  assert.deepEqual(pages.route('docx', 'zip')!.map((s) => s.engine.id), ['office', 'pages']);
+  assert.equal(pages.route('png', 'zip'), undefined, 'an image wrapped in a PDF is not a document of pages');
+  assert.ok(pages.targets('docx').includes('zip'));
+  assert.ok(!pages.targets('png').includes('zip'));
+  assert.deepEqual(pages.targets('png'), ['pdf']);
+});

@@ -32,6 +32,8 @@ export class RoutePlanner {
   private readonly outgoing = new Map<string, Candidate[]>();
   private readonly cache = new Map<string, Route | null>();
   private readonly allRoutes = new Map<string, readonly Route[]>();
+  /** Formats with an outgoing edge that refuses to follow some engines (notAfter). */
+  private readonly picky = new Set<string>();
 
   constructor(engines: ReadonlyArray<{ engine: Engine; edges: readonly ConversionEdge[] }>) {
     for (const { engine, edges } of engines) {
@@ -42,6 +44,7 @@ export class RoutePlanner {
       }
     }
     for (const list of this.outgoing.values()) list.sort((a, b) => a.edge.cost - b.edge.cost);
+    for (const [format, list] of this.outgoing) if (list.some(({ edge }) => edge.notAfter)) this.picky.add(format);
   }
 
   /** Formats that have at least one outgoing edge. */
@@ -112,6 +115,7 @@ export class RoutePlanner {
         const walk = (format: string, steps: RouteStep[], seen: Set<string>, cost: number) => {
           for (const { engine, edge } of this.outgoing.get(format) ?? []) {
             if (edge.to === edge.from || seen.has(edge.to)) continue;
+            if (edge.notAfter?.includes(steps.at(-1)?.engine.id ?? '')) continue;
             if (edge.chainable === false && (steps.length > 0 || edge.to !== to)) continue;
             const next = [...steps, stepOf(engine, edge)];
             if (edge.to === to) {
@@ -132,21 +136,27 @@ export class RoutePlanner {
   /** Every format reachable from `from`, in any number of steps up to MAX_STEPS. */
   targets(from: string): string[] {
     const found = new Set<string>();
-    let frontier = new Set([from]);
+    // States are a format and the engine that made it: an edge may refuse to follow some engines.
+    let frontier: Array<{ format: string; engine: string | undefined }> = [{ format: from, engine: undefined }];
+    const expanded = new Set<string>();
     for (let step = 0; step < MAX_STEPS; step++) {
-      const next = new Set<string>();
-      for (const format of frontier) {
-        for (const { edge } of this.outgoing.get(format) ?? []) {
+      const next: typeof frontier = [];
+      for (const { format, engine: previous } of frontier) {
+        for (const { engine, edge } of this.outgoing.get(format) ?? []) {
           if (edge.chainable === false && step > 0) continue;
+          if (previous !== undefined && edge.notAfter?.includes(previous)) continue;
           if (edge.to === edge.from) {
             // A route of its own: the format to itself, in one step, from the upload.
             if (step === 0) found.add(edge.to);
             continue;
           }
-          if (edge.to !== from && !found.has(edge.to)) {
-            found.add(edge.to);
-            // A route may end with an edge that does not chain, but never continue from it.
-            if (edge.chainable !== false && !edge.endsRoute) next.add(edge.to);
+          if (edge.to === from) continue;
+          found.add(edge.to);
+          // A route may end with an edge that does not chain, but never continue from it.
+          const key = `${edge.to}|${engine.id}`;
+          if (edge.chainable !== false && !edge.endsRoute && !expanded.has(key)) {
+            expanded.add(key);
+            next.push({ format: edge.to, engine: engine.id });
           }
         }
       }
@@ -169,11 +179,13 @@ export class RoutePlanner {
       if (current.steps.length >= MAX_STEPS || current.ended) continue;
       for (const { engine, edge } of this.outgoing.get(current.format) ?? []) {
         if (edge.to === edge.from) continue;
+        if (edge.notAfter?.includes(current.steps.at(-1)?.engine.id ?? '')) continue;
         // An edge that does not chain is a route of its own: the upload's format to the target.
         if (edge.chainable === false && (current.steps.length > 0 || edge.to !== to)) continue;
         const cost = current.cost + edge.cost;
         const ended = edge.endsRoute === true;
-        const key = `${edge.to}#${current.steps.length + 1}#${ended}`;
+        // Where an edge out of the format refuses some engines, which engine made it matters too.
+        const key = `${edge.to}#${current.steps.length + 1}#${ended}${this.picky.has(edge.to) ? `#${engine.id}` : ''}`;
         if (cost >= (best.get(key) ?? Infinity)) continue;
         best.set(key, cost);
         queue.push({ format: edge.to, cost, steps: [...current.steps, stepOf(engine, edge)], ended });

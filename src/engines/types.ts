@@ -44,6 +44,12 @@ export interface ConversionEdge {
    * a later step of the route.
    */
   readonly resets?: readonly string[];
+  /**
+   * Engines this edge never follows in a route: a PDF's pages as a ZIP make sense after a document
+   * became a PDF, not after an image was wrapped in one (every image would list `zip` for a ZIP of
+   * its one page).
+   */
+  readonly notAfter?: readonly string[];
 }
 
 export interface EngineLimits {
