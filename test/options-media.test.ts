@@ -328,12 +328,13 @@ describe('hostile and impossible values', { concurrency: 6 }, () => {
     near((await decodeSound(file)).seconds, CLIP_SECONDS - 3, TRIM_TOLERANCE, 'seconds of sound');
   });
 
-  test('a crf past the chosen encoder\'s range ends the job with invalid_option', async () => {
-    // 0-63 is the pair's range (AV1's); h264 stops at 51.
-    const { final } = await run('clip.mp4', 'mp4', { crf: '60' });
-    assert.equal(final.status, 'error');
-    assert.equal(final.error?.code, 'invalid_option');
-    assert.match(final.error!.message, /crf/);
+  test('a crf past the chosen encoder\'s range is refused with 422, naming that range', async () => {
+    // 0-63 is the pair's range (AV1's); h264, mp4's default, stops at 51: the edge's own check says so at once.
+    const body = await expectError(await submitWith(server.url, 'clip.mp4', 'mp4', { crf: '60' }), 422, 'invalid_option');
+    assert.equal(body.error.option, 'crf');
+    assert.equal(body.error.maximum, 51);
+    const vp9 = await expectError(await submitWith(server.url, 'clip.mp4', 'webm', { crf: '60', video_codec: 'av1' }), 422, 'invalid_option').catch(() => undefined);
+    assert.equal(vp9, undefined, 'av1 takes 60');
   });
 
   test('remove_audio on a file of sound alone ends the job with invalid_option', async () => {

@@ -18,6 +18,8 @@ export interface RouteStep {
   readonly options: readonly OptionSpec[];
   readonly firstPageOnly: boolean;
   readonly resets: readonly string[];
+  /** The edge's own check of the options it applies together (ConversionEdge.checkOptions). */
+  readonly checkOptions?: (options: StepOptions) => void;
 }
 
 export type Route = readonly RouteStep[];
@@ -196,7 +198,7 @@ export class RoutePlanner {
 }
 
 function stepOf(engine: Engine, edge: ConversionEdge): RouteStep {
-  return { engine, from: edge.from, to: edge.to, cost: edge.cost, options: edge.options ?? [], firstPageOnly: edge.firstPageOnly === true, resets: edge.resets ?? [] };
+  return { engine, from: edge.from, to: edge.to, cost: edge.cost, options: edge.options ?? [], firstPageOnly: edge.firstPageOnly === true, resets: edge.resets ?? [], ...(edge.checkOptions ? { checkOptions: edge.checkOptions } : {}) };
 }
 
 /** The options a route supports: each name once, as the step that would apply it declares it. */

@@ -50,6 +50,12 @@ export interface ConversionEdge {
    * its one page).
    */
   readonly notAfter?: readonly string[];
+  /**
+   * Checks the parsed options this edge would apply against each other, where one bounds another
+   * (a `crf` within the range of the `video_codec` chosen): throws invalid_option, so the client
+   * hears it with 422 before the job exists. Called with this step's options only.
+   */
+  readonly checkOptions?: (options: StepOptions) => void;
 }
 
 export interface EngineLimits {

@@ -12,7 +12,7 @@ import { sniffFile } from '../formats/sniff.ts';
 import type { FileStorage, ResultHandle, Upload } from '../storage/types.ts';
 import type { CatalogueEntry, ConversionOptions, OptionDescriptor, ProgressRecord, Readiness as ReadinessAnswer } from '../wire/shapes.ts';
 import { checkOptions, describeOption } from '../engines/options.ts';
-import { routeOptions } from '../engines/planner.ts';
+import { assignOptions, routeOptions } from '../engines/planner.ts';
 import type { JobChanges } from './changes.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EngineIsolation, JobQueue, JobRecord, JobStore } from './types.ts';
@@ -218,7 +218,9 @@ export class JobService {
       else ignored.push(name);
     }
     // Parses every value (throws invalid_option), and checks them together (a size past the pixel cap, a trim that ends before it starts).
-    checkOptions(specs, applied, { maxImagePixels: this.deps.config.maxImagePixels });
+    const values = checkOptions(specs, applied, { maxImagePixels: this.deps.config.maxImagePixels });
+    // And each step's own check of the values it applies together (a crf within the chosen codec's range).
+    if (route) for (const [index, options] of assignOptions(route, values).entries()) route[index]!.checkOptions?.(options);
     return { applied, ignored };
   }
 

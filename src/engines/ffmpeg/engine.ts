@@ -16,7 +16,7 @@ import { numberOption, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { FFMPEG_FLAC_MAX_BITS, readStreamInfo, type FlacStreamInfo } from './flac.ts';
 import {
-  audioArgs, convertedSeconds, crfFor, edgeOptions, ENCODER_OF, GIF_FPS, GIF_MAX_SECONDS, GIF_WIDTH, MAX_VIDEO_SIDE, pictureFilter,
+  audioArgs, checkTogether, convertedSeconds, crfFor, edgeOptions, ENCODER_OF, GIF_FPS, GIF_MAX_SECONDS, GIF_WIDTH, MAX_VIDEO_SIDE, pictureFilter,
   pictureSize, removeAudio, scaleFilter, trimOf, videoCodec, type VideoCodecId,
 } from './options.ts';
 
@@ -72,7 +72,7 @@ const MAX_FRAMES = 432_000;
 function edges(available: (codec: string) => boolean = () => true): ConversionEdge[] {
   const list: ConversionEdge[] = [];
   const add = (from: string, to: string, cost: number, chainable = true) => {
-    list.push({ from, to, cost, ...(chainable ? {} : { chainable: false }), endsRoute: true, options: edgeOptions(from, to, available) });
+    list.push({ from, to, cost, ...(chainable ? {} : { chainable: false }), endsRoute: true, options: edgeOptions(from, to, available), checkOptions: (options) => checkTogether(to, options) });
   };
   for (const from of AUDIO_SOURCES) {
     for (const to of AUDIO_TARGETS) if (to !== from) add(from, to, 2);

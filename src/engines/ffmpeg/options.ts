@@ -335,6 +335,11 @@ export function crfFor(codec: VideoCodecId, options: StepOptions): number | unde
   return crf;
 }
 
+/** Options that bound each other, checked at submission: a crf past the range of the codec chosen (or the target's default one). */
+export function checkTogether(target: string, options: StepOptions): void {
+  if (VIDEO_TARGETS[target]) crfFor(videoCodec(target, options), options);
+}
+
 export function removeAudio(options: StepOptions): boolean {
   return booleanOption(options, 'remove_audio') === true;
 }
