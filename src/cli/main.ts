@@ -121,6 +121,8 @@ interface FileOutcome {
   readonly ok: boolean;
   readonly output?: string;
   readonly size?: number;
+  /** Where the result is on the service (relative to it), until it expires or is deleted. */
+  readonly download_url?: string;
   /** The options in force for the job, as the service echoed them. */
   readonly options?: Readonly<Record<string, string>>;
   /** Options given that do not apply to this file's conversion (the service ignored them). */
@@ -215,7 +217,7 @@ async function convertCommand(args: string[]): Promise<number> {
         }
         view?.update(index, `${name}: done → ${output} (${humanBytes(result.data.size)})${notes.length ? `; ${notes.join('; ')}` : ''}`);
         outcomes[index] = {
-          file, ok: deleted !== false, output, size: result.data.size,
+          file, ok: deleted !== false, output, size: result.data.size, download_url: result.record.download_url,
           ...(applied ? { options: applied } : {}), ...(ignored?.length ? { ignored_options: ignored } : {}),
           ...(deleted !== undefined ? { deleted } : {}), ...(deleteError ? { error: deleteError } : {}),
         };

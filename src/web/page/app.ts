@@ -181,7 +181,6 @@ async function showOptions(item: Item): Promise<void> {
     const form = new OptionsForm(answer.options, `Options for ${item.file.name} → ${target}`);
     for (const [name, value] of Object.entries({ ...previous, ...batchValues })) form.set(name, value);
     form.element.open = wasOpen;
-    form.onChange(() => refreshBatch());
     container.replaceChildren(form.element);
     item.form = form;
   }
