@@ -257,6 +257,8 @@ async function countdown(item: Item, seconds: number, signal: AbortSignal): Prom
 async function convertItem(item: Item): Promise<void> {
   const target = $<HTMLSelectElement>('.target', item.element).value;
   if (!target || item.state === 'working') return;
+  // A target chosen a moment ago: its form (with the values carried over to it) first.
+  if (item.source && item.formKey !== `${item.source.id}/${target}`) await showOptions(item);
   const invalid = item.form?.firstInvalid();
   if (invalid) {
     setStatus(item, `${invalid.message} Correct it, then convert.`, 'error');
