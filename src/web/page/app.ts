@@ -257,17 +257,19 @@ async function countdown(item: Item, seconds: number, signal: AbortSignal): Prom
 async function convertItem(item: Item): Promise<void> {
   const target = $<HTMLSelectElement>('.target', item.element).value;
   if (!target || item.state === 'working') return;
+  const before = item.state;
+  item.state = 'working'; // a second press meanwhile does nothing
   // A target chosen a moment ago: its form (with the values carried over to it) first.
   if (item.source && item.formKey !== `${item.source.id}/${target}`) await showOptions(item);
   const invalid = item.form?.firstInvalid();
   if (invalid) {
+    item.state = before;
     setStatus(item, `${invalid.message} Correct it, then convert.`, 'error');
     item.form!.reveal(invalid.control);
     return;
   }
-  // Only what the user changed (here or for every file); a pair's form not loaded yet sends none.
+  // Only what the user changed (here or for every file); a pair whose options could not be read sends none.
   const options = item.formKey === `${item.source?.id}/${target}` ? (item.form?.values() ?? {}) : {};
-  item.state = 'working';
   item.controller = new AbortController();
   const { signal } = item.controller;
   const progress = $<HTMLProgressElement>('progress', item.element);
