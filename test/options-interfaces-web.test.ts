@@ -206,10 +206,27 @@ test('keyboard and screen reader: Tab reaches the options, each has a label and 
   await page.keyboard.press('Control+A');
   await page.keyboard.type('60');
   assert.equal(await page.getByRole('spinbutton', { name: 'Quality' }).getAttribute('aria-invalid'), null);
+  // A string option is checked against its syntax (the descriptor's pattern) too.
+  const background = fileRow(page, 'keys.png').getByLabel('Background', { exact: true });
+  await background.fill('blue');
+  await fileRow(page, 'keys.png').locator('button.convert').click();
+  assert.match(await fileRow(page, 'keys.png').locator('.status-text').innerText(), /^Background: .+Correct it, then convert\.$/);
+  assert.equal(await background.getAttribute('aria-invalid'), 'true');
+  assert.equal(posts, 0, 'nothing sent while a field is wrong');
+  await background.fill('#336699');
+  // A refusal only the service can make (the two together past its pixel limit): its words, beside the file.
+  const row = fileRow(page, 'keys.png');
+  await row.getByLabel('Width', { exact: true }).fill('16384');
+  await row.getByLabel('Height', { exact: true }).fill('16384');
+  await row.locator('button.convert').click();
+  await until(page, `document.querySelector('li.file .status-text').classList.contains('error') && /limit/.test(document.querySelector('li.file .status-text').textContent)`);
+  assert.match(await row.locator('.status-text').innerText(), /"width" and "height".*limit/);
+  await row.getByLabel('Width', { exact: true }).fill('');
+  await row.getByLabel('Height', { exact: true }).fill('');
   await fileRow(page, 'keys.png').locator('button.convert').focus();
   await page.keyboard.press('Enter');
   await resultOf(page, 'keys.png');
-  assert.equal(await fileRow(page, 'keys.png').locator('.file-note').innerText(), 'Converted with quality 60.');
+  assert.equal(await fileRow(page, 'keys.png').locator('.file-note').innerText(), 'Converted with quality 60, background #336699.');
   // After the download link, Delete now is next by Tab.
   await fileRow(page, 'keys.png').locator('a.download').focus();
   await page.keyboard.press('Tab');

@@ -57,6 +57,22 @@ const rank = (name: string) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORD
 interface Field {
   readonly option: OptionDescriptor;
   readonly control: HTMLInputElement | HTMLSelectElement;
+  /** For a string option: its syntax, checked here (see syntaxOf). */
+  readonly syntax?: RegExp;
+}
+
+/**
+ * A string option's syntax as a regular expression, or none when it does not compile here. Not the
+ * pattern attribute: browsers compile that with the `v` flag, under which some of the service's
+ * patterns are not valid (a "|" in a character class) and would be dropped without a word.
+ */
+function syntaxOf(option: OptionDescriptor): RegExp | undefined {
+  if (option.type !== 'string' || !option.pattern) return undefined;
+  try {
+    return new RegExp(`^(?:${option.pattern.replace(/^\^/, '').replace(/\$$/, '')})$`, 'u');
+  } catch {
+    return undefined; // the service checks it anyway
+  }
 }
 
 export class OptionsForm {
@@ -102,7 +118,7 @@ export class OptionsForm {
       if (control instanceof HTMLInputElement && control.type === 'checkbox') row.append(control, label, hint);
       else row.append(label, control, hint);
       fieldset.append(row);
-      this.fields.set(option.name, { option, control });
+      this.fields.set(option.name, { option, control, syntax: syntaxOf(option) });
     }
     this.element.append(fieldset);
     this.updateSummary();
@@ -139,7 +155,7 @@ export class OptionsForm {
     } else {
       control.value = value ?? '';
     }
-    this.markValidity(control);
+    this.markValidity(field);
     this.updateSummary();
   }
 
@@ -191,8 +207,6 @@ export class OptionsForm {
         input.id = id;
         input.autocomplete = 'off';
         input.spellcheck = false;
-        // The service's pattern is anchored with ^...$; the pattern attribute anchors by itself.
-        if (option.pattern) input.pattern = option.pattern.replace(/^\^/, '').replace(/\$$/, '');
         if (option.default !== undefined) input.placeholder = String(option.default);
         return input;
       }
@@ -208,12 +222,16 @@ export class OptionsForm {
   }
 
   private changed(name: string): void {
-    this.markValidity(this.fields.get(name)!.control);
+    this.markValidity(this.fields.get(name)!);
     this.updateSummary();
     for (const listener of this.listeners) listener(name);
   }
 
-  private markValidity(control: HTMLInputElement | HTMLSelectElement): void {
+  private markValidity({ control, syntax }: Field): void {
+    if (syntax && control instanceof HTMLInputElement) {
+      const value = control.value.trim();
+      control.setCustomValidity(value === '' || syntax.test(value) ? '' : 'This value is not in the form the option takes (see its description).');
+    }
     if (control.checkValidity()) control.removeAttribute('aria-invalid');
     else control.setAttribute('aria-invalid', 'true');
   }
