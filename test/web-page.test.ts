@@ -151,6 +151,12 @@ test('keyboard alone: choose a file, a target, convert, and reach the download',
   await page.keyboard.press('Enter');
   await fileRow(page, 'keys.png').locator('a.download:visible').waitFor({ timeout: 60_000 });
   await page.keyboard.press('Tab');
+  // The file's options, when its pair has any (a closed disclosure), come between Convert and the result.
+  const hasOptions = await fileRow(page, 'keys.png').locator('details.options').count() > 0;
+  if (hasOptions) {
+    assert.ok(await page.evaluate(`document.activeElement?.tagName === 'SUMMARY' && document.activeElement.closest('li.file') !== null`), 'then the file\'s options');
+    await page.keyboard.press('Tab');
+  }
   assert.ok(await focused('download'), 'the download link is next in the focus order');
   assert.match(await page.locator('#announcer').innerText(), /keys\.png converted/);
   await page.context().close();

@@ -1,13 +1,13 @@
 #!/usr/bin/env -S node --expose-gc --heap-growing-percent=100
-// The convertd command: `serve` runs the service; `convert`, `formats` and `limits` talk to a
-// running one through the same client the web page uses (src/client/convertd-client.ts).
+// The convertd command: `serve` runs the service; `convert`, `formats`, `options` and `limits` talk
+// to a running one through the same client the web page uses (src/client/convertd-client.ts).
 //
 // Exit codes: 0 all went well; 1 at least one conversion failed (the others still ran);
 // 2 bad usage; 3 the service could not be reached or answered outside the contract.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConvertdApiError, ConvertdClient, type ProgressRecord } from '../client/convertd-client.ts';
+import { ConvertdApiError, ConvertdClient, type OptionDescriptor, type ProgressRecord } from '../client/convertd-client.ts';
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -19,12 +19,26 @@ const USAGE = `convertd: a self-hosted file conversion service
 usage:
   convertd serve [--port N] [--host ADDRESS] [--data-dir DIR] [--no-workers]
   convertd worker [--data-dir DIR] [--concurrency N] [--port N]
-  convertd convert FILE... --to FORMAT [--server URL] [--out DIR] [--concurrency N] [--json]
+  convertd convert FILE... --to FORMAT [--option NAME=VALUE]... [--delete-after]
+                   [--server URL] [--out DIR] [--concurrency N] [--json]
+  convertd options SOURCE TARGET [--server URL] [--json]
   convertd formats [--from FORMAT] [--server URL] [--json]
   convertd limits [--server URL] [--json]
 
+convert:
+  --option, -o NAME=VALUE   a conversion option, e.g. -o quality=70 -o width=800 (repeat it for
+                            several; the value is everything after the first "=").
+                            \`convertd options SOURCE TARGET\` lists what a pair takes. A value
+                            the pair cannot take fails that file (invalid_option, saying what is
+                            allowed); a name that does not apply to it is ignored, and said so.
+  --delete-after            delete each result on the service as soon as it is downloaded
+                            (instead of leaving it there for its lifetime)
+options: the options of converting SOURCE to TARGET (format ids or extensions): name, type,
+  allowed values, default and what each does; --json prints the service's answer as it is.
+
 --server defaults to $CONVERTD_URL, then http://127.0.0.1:8080.
-Exit codes: 0 success, 1 a conversion failed, 2 bad usage, 3 service unreachable.`;
+Exit codes: 0 success, 1 a conversion failed (or a result could not be deleted), 2 bad usage,
+3 service unreachable.`;
 
 const WORKER_HELP = `convertd worker: runs conversion workers only, in the foreground (JSON logs on standard
 output). Workers take jobs from Redis (CONVERTD_REDIS_URL, required) and read and write files
@@ -107,18 +121,57 @@ interface FileOutcome {
   readonly ok: boolean;
   readonly output?: string;
   readonly size?: number;
-  readonly error?: { readonly code: string; readonly message: string };
+  /** Where the result is on the service (relative to it), until it expires or is deleted. */
+  readonly download_url?: string;
+  /** The options in force for the job, as the service echoed them. */
+  readonly options?: Readonly<Record<string, string>>;
+  /** Options given that do not apply to this file's conversion (the service ignored them). */
+  readonly ignored_options?: readonly string[];
+  /** With --delete-after: whether the result is gone from the service. */
+  readonly deleted?: boolean;
+  readonly error?: { readonly code: string; readonly message: string; readonly details?: Readonly<Record<string, unknown>> };
+}
+
+/** `--option name=value`, repeatable: the value is everything after the first "=" (it may hold more). */
+function parseOptionArguments(values: readonly string[]): Record<string, string> {
+  const options: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const value of values) {
+    const at = value.indexOf('=');
+    if (at <= 0) throw new UsageError(`--option needs NAME=VALUE, not "${value}"`);
+    const name = value.slice(0, at).trim();
+    if (!/^[a-z][a-z0-9_]*$/i.test(name)) throw new UsageError(`--option: "${name}" is not an option name (letters, digits and _)`);
+    if (Object.hasOwn(options, name)) throw new UsageError(`--option ${name} is given twice`);
+    options[name] = value.slice(at + 1);
+  }
+  return options;
+}
+
+/** An error in words, with what the service said is allowed when a value was refused. */
+function describeFailure(error: ConvertdApiError): string {
+  if (error.code !== 'invalid_option') return error.message;
+  const { minimum, maximum, values, pattern } = error.details as { minimum?: number; maximum?: number; values?: string[]; pattern?: string };
+  // The service's message often says it already ("300 is outside 1-100"): then it is not repeated.
+  const said = (...words: unknown[]) => words.every((word) => error.message.includes(String(word)));
+  const allowed = values ? (said(...values) ? '' : `one of ${values.join(', ')}`)
+    : minimum !== undefined && maximum !== undefined ? (said(minimum, maximum) ? '' : `${minimum} to ${maximum}`)
+      : pattern ? `matching ${pattern}` : '';
+  return allowed ? `${error.message} (allowed: ${allowed})` : error.message;
 }
 
 async function convertCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args, allowPositionals: true,
-    options: { to: { type: 'string' }, server: { type: 'string' }, out: { type: 'string' }, concurrency: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      to: { type: 'string' }, server: { type: 'string' }, out: { type: 'string' }, concurrency: { type: 'string' }, json: { type: 'boolean' },
+      option: { type: 'string', short: 'o', multiple: true }, 'delete-after': { type: 'boolean' },
+    },
   });
   if (!values.to) throw new UsageError('convert needs --to FORMAT');
   if (positionals.length === 0) throw new UsageError('convert needs at least one file');
   const concurrency = Number(values.concurrency ?? 2);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) throw new UsageError('--concurrency must be a whole number from 1 to 32');
+  const options = parseOptionArguments(values.option ?? []);
+  const deleteAfter = values['delete-after'] === true;
   const outDir = path.resolve(values.out ?? '.');
   await fs.mkdir(outDir, { recursive: true });
   const client = new ConvertdClient(serverUrl(values.server));
@@ -138,24 +191,105 @@ async function convertCommand(args: string[]): Promise<number> {
         const data = new Blob([await fs.readFile(file)]);
         const result = await client.convert(data, name, values.to!, {
           signal: controller.signal,
+          options,
           onProgress: (record: ProgressRecord) => view?.update(index, `${name}: ${record.status === 'queued' ? 'queued' : bar(record.progress)}`),
         });
         const output = path.join(outDir, path.basename(result.filename));
         await fs.writeFile(output, new Uint8Array(await result.data.arrayBuffer()));
-        view?.update(index, `${name}: done → ${output} (${humanBytes(result.data.size)})`);
-        outcomes[index] = { file, ok: true, output, size: result.data.size };
+        const { options: applied, ignored_options: ignored } = result.record;
+        const notes = [
+          ...(ignored?.length ? [`ignored ${ignored.join(', ')}: not an option of ${result.record.source} → ${result.record.target}`] : []),
+        ];
+        let deleted: boolean | undefined;
+        let deleteError: FileOutcome['error'];
+        if (deleteAfter) {
+          try {
+            await client.delete(result.record.download_url!, controller.signal);
+            deleted = true;
+            notes.push('deleted from the service');
+          } catch (error) {
+            // The file is here, but it is still on the service until its lifetime ends: a failure the user asked to hear about.
+            deleted = false;
+            const code = error instanceof ConvertdApiError ? error.code : 'error';
+            deleteError = { code: String(code), message: `converted, but the result could not be deleted from the service: ${error instanceof Error ? error.message : String(error)}` };
+            notes.push(deleteError.message);
+          }
+        }
+        view?.update(index, `${name}: done → ${output} (${humanBytes(result.data.size)})${notes.length ? `; ${notes.join('; ')}` : ''}`);
+        outcomes[index] = {
+          file, ok: deleted !== false, output, size: result.data.size, download_url: result.record.download_url,
+          ...(applied ? { options: applied } : {}), ...(ignored?.length ? { ignored_options: ignored } : {}),
+          ...(deleted !== undefined ? { deleted } : {}), ...(deleteError ? { error: deleteError } : {}),
+        };
       } catch (error) {
         const code = error instanceof ConvertdApiError ? error.code : (error as NodeJS.ErrnoException).code ?? 'error';
-        const message = error instanceof Error ? error.message : String(error);
+        const message = error instanceof ConvertdApiError ? describeFailure(error) : error instanceof Error ? error.message : String(error);
         if (code === 'network_error' || code === 'protocol_error') unreachable = true;
         view?.update(index, `${name}: failed (${code}): ${message}`);
-        outcomes[index] = { file, ok: false, error: { code: String(code), message } };
+        const details = error instanceof ConvertdApiError && Object.keys(error.details).length ? { details: error.details } : {};
+        outcomes[index] = { file, ok: false, error: { code: String(code), message, ...details } };
       }
     }
   }));
   if (values.json) process.stdout.write(`${JSON.stringify({ results: outcomes }, null, 2)}\n`);
   if (unreachable) return EXIT_UNREACHABLE;
   return outcomes.every((o) => o.ok) ? EXIT_OK : EXIT_FAILED;
+}
+
+/** What an option allows, in a few words for the table. */
+function allowedText(option: OptionDescriptor): string {
+  switch (option.type) {
+    case 'integer':
+    case 'number': return option.minimum !== undefined && option.maximum !== undefined ? `${option.minimum}-${option.maximum}` : option.type;
+    case 'boolean': return 'true, false';
+    case 'enum': return (option.values ?? []).join(', ');
+    case 'string': return option.pattern ?? 'text';
+  }
+}
+
+/** Breaks text into lines of at most `width` characters (at spaces; a longer word stays whole). */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+async function optionsCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { server: { type: 'string' }, json: { type: 'boolean' } } });
+  if (positionals.length !== 2) throw new UsageError('options needs SOURCE and TARGET, e.g. `convertd options png jpg`');
+  const [source, target] = positionals.map((p) => p.toLowerCase().replace(/^\./, '')) as [string, string];
+  const answer = await new ConvertdClient(serverUrl(values.server)).options(source, target);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    return EXIT_OK;
+  }
+  process.stdout.write(`${answer.source} → ${answer.target} (through ${answer.steps.join(', ')})\n`);
+  if (answer.options.length === 0) {
+    process.stdout.write('This conversion takes no options.\n');
+    return EXIT_OK;
+  }
+  const rows = answer.options.map((o) => [o.name, o.type, allowedText(o), o.default === undefined ? '' : String(o.default), o.description]);
+  const header = ['NAME', 'TYPE', 'ALLOWED', 'DEFAULT', 'DESCRIPTION'];
+  const widths = header.slice(0, 4).map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const indent = widths.reduce((sum, w) => sum + w + 2, 0);
+  // On a terminal the descriptions wrap within its width (at least 30 columns of them); piped, each stays on one line.
+  const columns = process.stdout.isTTY ? Math.max(30, (process.stdout.columns || 100) - indent) : Number.POSITIVE_INFINITY;
+  for (const row of [header, ...rows]) {
+    const [first = '', ...more] = wrap(row[4]!, columns);
+    process.stdout.write(`${row.slice(0, 4).map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}  ${first}\n`);
+    for (const line of more) process.stdout.write(`${' '.repeat(indent)}${line}\n`);
+  }
+  process.stdout.write(`\nGive them with: convertd convert FILE --to ${answer.target} --option NAME=VALUE (repeatable)\n`);
+  return EXIT_OK;
 }
 
 async function formatsCommand(args: string[]): Promise<number> {
@@ -225,7 +359,7 @@ async function workerCommand(args: string[]): Promise<number> {
 }
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
-  serve: serveCommand, worker: workerCommand, convert: convertCommand, formats: formatsCommand, limits: limitsCommand,
+  serve: serveCommand, worker: workerCommand, convert: convertCommand, options: optionsCommand, formats: formatsCommand, limits: limitsCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

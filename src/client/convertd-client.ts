@@ -5,13 +5,16 @@
 //
 //   const client = new ConvertdClient('http://127.0.0.1:8080');
 //   const { data, filename } = await client.convert(file, 'photo.png', 'webp', { onProgress: (r) => console.log(r.progress) });
+//   await client.convert(file, 'photo.png', 'jpg', { options: { quality: 70, width: 800 } });
+//   const { options } = await client.options('png', 'jpg');   // what the pair takes
+//   await client.delete(record.download_url!);                  // the result goes now
 //
 // Errors are ConvertdApiError with the service's code; 429 and 503 answers are retried after their
 // Retry-After (bounded), and every wait and request stops when the signal aborts.
 
-import type { CatalogueEntry, ErrorBody, ErrorCode, FormatList, Limits, ProgressRecord, SubmitAnswer } from '../wire/shapes.ts';
+import type { CatalogueEntry, ConversionOptions, ErrorBody, ErrorCode, FormatList, Limits, OptionDescriptor, ProgressRecord, SubmitAnswer } from '../wire/shapes.ts';
 
-export type { Limits, ProgressRecord };
+export type { ConversionOptions, Limits, OptionDescriptor, ProgressRecord };
 /** One format of /api/formats. */
 export type FormatEntry = CatalogueEntry;
 /** The error codes of the API contract (the service may add new ones; treat unknown codes as failures). */
@@ -46,9 +49,25 @@ export interface WaitOptions {
   readonly events?: boolean;
 }
 
+/**
+ * Conversion options by name (GET /api/formats/{source}/{target} lists a pair's), each sent as a
+ * text part beside `file` and `target`: numbers and booleans as their decimal or true/false text.
+ */
+export type OptionValues = Readonly<Record<string, string | number | boolean>>;
+
+export interface SubmitOptions {
+  readonly signal?: AbortSignal;
+  /** How often a 429 or 503 answer is retried after its Retry-After (default 3). */
+  readonly maxRetries?: number;
+  /** Conversion options; a value the pair cannot take is refused with ConvertdApiError `invalid_option` (status 422). */
+  readonly options?: OptionValues;
+}
+
 export interface ConvertOptions extends WaitOptions {
   /** How often a 429 or 503 answer is retried after its Retry-After (default 3). */
   readonly maxRetries?: number;
+  /** Conversion options (see SubmitOptions.options). */
+  readonly options?: OptionValues;
 }
 
 export interface ConvertResult {
@@ -98,6 +117,16 @@ export function filenameFromDisposition(header: string | null): string | undefin
   return plain ? (plain[1]?.replace(/\\(.)/g, '$1') ?? plain[2]!.trim()) : undefined;
 }
 
+/** The form parts of some options, in a stable order; a name that could not be a form part is refused here. */
+function optionParts(options: OptionValues): Array<[string, string]> {
+  return Object.entries(options).map(([name, value]) => {
+    // `file` and `target` are the submission's own parts; an empty name is no option at all.
+    if (!name || name === 'file' || name === 'target') throw new ConvertdApiError('invalid_option', `"${name}" is not an option name.`, 0, { option: name, reason: 'not an option name' });
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new ConvertdApiError('invalid_option', `Option "${name}": ${value} is not a number.`, 0, { option: name, reason: 'not a finite number' });
+    return [name, typeof value === 'string' ? value : String(value)];
+  });
+}
+
 export class ConvertdClient {
   readonly baseUrl: string;
   private readonly fetcher: typeof fetch;
@@ -118,12 +147,25 @@ export class ConvertdClient {
     return this.json<Limits>('/api/limits', { signal });
   }
 
-  /** Uploads a file; resolves with the job id. 429 and 503 are retried after their Retry-After. */
-  async submit(file: Blob, filename: string, target: string, { signal, maxRetries = 3 }: { signal?: AbortSignal; maxRetries?: number } = {}): Promise<string> {
+  /**
+   * The options a conversion takes (GET /api/formats/{source}/{target}): their names, types, bounds
+   * or values and defaults. `source` and `target` are format ids or extensions.
+   */
+  async options(source: string, target: string, signal?: AbortSignal): Promise<ConversionOptions> {
+    return this.json<ConversionOptions>(`/api/formats/${encodeURIComponent(source)}/${encodeURIComponent(target)}`, { signal });
+  }
+
+  /**
+   * Uploads a file; resolves with the job id. 429 and 503 are retried after their Retry-After.
+   * Options go as text parts after `target`.
+   */
+  async submit(file: Blob, filename: string, target: string, { signal, maxRetries = 3, options = {} }: SubmitOptions = {}): Promise<string> {
+    const parts = optionParts(options);
     const body = await this.withRetries(maxRetries, signal, () => {
       const form = new FormData();
       form.append('file', file, filename);
       form.append('target', target);
+      for (const [name, value] of parts) form.append(name, value);
       return this.json<SubmitAnswer>('/api/convert', { method: 'POST', body: form, signal });
     });
     return body.job_id;
@@ -168,9 +210,21 @@ export class ConvertdClient {
     return { data, filename };
   }
 
+  /**
+   * Deletes a result now, before its lifetime ends (DELETE on its download URL): afterwards its
+   * download and progress record answer 410 `expired`. Takes a download URL (relative to the
+   * service, as the progress record's `download_url`, or absolute) or the record itself.
+   */
+  async delete(download: string | Pick<ProgressRecord, 'download_url'>, signal?: AbortSignal): Promise<void> {
+    const url = typeof download === 'string' ? download : download.download_url;
+    if (!url) throw new ConvertdApiError('protocol_error', 'The job has no download URL: there is no result to delete.');
+    const response = await this.request(url, { method: 'DELETE', signal });
+    await response.body?.cancel();
+  }
+
   /** The whole flow: upload, follow progress, download. */
   async convert(file: Blob, filename: string, target: string, options: ConvertOptions = {}): Promise<ConvertResult> {
-    const jobId = await this.submit(file, filename, target, { signal: options.signal, maxRetries: options.maxRetries });
+    const jobId = await this.submit(file, filename, target, { signal: options.signal, maxRetries: options.maxRetries, options: options.options });
     const record = await this.wait(jobId, options);
     const { data, filename: resultName } = await this.download(record, options.signal);
     return { record, data, filename: resultName };
@@ -246,7 +300,7 @@ export class ConvertdClient {
   private async request(path: string, init: RequestInit): Promise<Response> {
     let response: Response;
     try {
-      response = await this.fetcher(`${this.baseUrl}${path}`, init);
+      response = await this.fetcher(/^https?:\/\//i.test(path) ? path : `${this.baseUrl}${path}`, init);
     } catch (error) {
       if (init.signal?.aborted) throw init.signal.reason;
       // fetch says only "fetch failed"; the reason (refused, reset, ...) is in its cause.

@@ -1,7 +1,9 @@
 // The web page: convert files in a browser with the service's public API, through the same client
 // the CLI uses (src/client/convertd-client.ts). Plain TypeScript and the DOM, bundled by esbuild
 // when the service starts: no framework, nothing loaded from elsewhere.
-import { ConvertdApiError, ConvertdClient, type FormatEntry, type Limits, type ProgressRecord } from '../../client/convertd-client.ts';
+import { ConvertdApiError, ConvertdClient, type ConversionOptions, type FormatEntry, type Limits, type ProgressRecord } from '../../client/convertd-client.ts';
+import { defaultTarget } from './default-targets.ts';
+import { mergeDescriptors, OptionsForm } from './options-form.ts';
 
 const client = new ConvertdClient('');
 const $ = <T extends HTMLElement>(selector: string, root: ParentNode = document): T => root.querySelector<T>(selector)!;
@@ -15,12 +17,39 @@ interface Item {
   readonly file: File;
   readonly element: HTMLLIElement;
   source: FormatEntry | undefined;
-  state: 'ready' | 'working' | 'done' | 'failed';
+  state: 'ready' | 'working' | 'done' | 'failed' | 'deleted';
   result?: { url: string; name: string; size: number; expiresAt?: number };
   controller?: AbortController;
+  /** The options form of the chosen pair, once its descriptors came (none while they load, or when they could not). */
+  form?: OptionsForm;
+  /** The pair the form is for, "source/target". */
+  formKey?: string;
 }
 const items: Item[] = [];
 let nextId = 1;
+
+/** Each pair's options, asked once: "source/target" → the answer. */
+const optionsCache = new Map<string, Promise<ConversionOptions>>();
+/** The "Convert all" options form (the options of every file's pair together), and the values set in it. */
+let batchForm: OptionsForm | undefined;
+const batchValues: Record<string, string> = {};
+
+/** The user's last target for a source format, kept in this browser (none when storage is off). */
+const REMEMBER_PREFIX = 'convertd:target:';
+function rememberedTarget(source: string): string | null {
+  try {
+    return localStorage.getItem(REMEMBER_PREFIX + source);
+  } catch {
+    return null;
+  }
+}
+function rememberTarget(source: string, target: string): void {
+  try {
+    localStorage.setItem(REMEMBER_PREFIX + source, target);
+  } catch {
+    // storage off or full: the table's default serves next time
+  }
+}
 
 function humanBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -72,6 +101,7 @@ function describeError(error: unknown): string {
     case 'unsupported_format': return `This file's format is not supported${error.details.detected ? ` (it looks like ${String(error.details.detected)})` : ''}. See the supported formats.`;
     case 'unsupported_target': return 'This file cannot be converted to that format: choose another target.';
     case 'network_error': return 'The service cannot be reached: check your connection and try again.';
+    case 'expired': return 'Expired: results are deleted after their lifetime (or on request). Convert the file again.';
     default: return error.message;
   }
 }
@@ -82,6 +112,79 @@ function refreshBatch(): void {
   const common = items.filter((i) => i.source).map((i) => new Set(i.source!.targets));
   const shared = common.length ? [...common[0]!].filter((t) => common.every((set) => set.has(t))) : [];
   fillTargets($('#target-all'), shared, '', '(choose per file)');
+  refreshBatchOptions();
+}
+
+/**
+ * The "Convert all" options: every option of the files' chosen pairs, once. A value set here is set
+ * in the form of each file whose conversion takes that option (and only there), so that every file
+ * shows what it will be converted with; a file's own change afterwards wins for that file.
+ */
+function refreshBatchOptions(): void {
+  const container = $('#batch-options');
+  const lists = items.filter((i) => i.form).map((i) => i.form!.options);
+  const merged = mergeDescriptors(lists);
+  const signature = JSON.stringify(merged);
+  if (batchForm && JSON.stringify(batchForm.options) === signature) return;
+  const wasOpen = batchForm?.element.open === true;
+  batchForm = undefined;
+  container.replaceChildren();
+  if (merged.length === 0) return;
+  const form = new OptionsForm(merged, 'Options for every file: each file takes those that apply to it', 'Options for every file');
+  for (const [name, value] of Object.entries(batchValues)) form.set(name, value);
+  form.element.open = wasOpen;
+  form.onChange((name) => {
+    const value = form.values()[name];
+    if (value === undefined) delete batchValues[name];
+    else batchValues[name] = value;
+    for (const item of items) item.form?.set(name, value);
+  });
+  batchForm = form;
+  container.append(form.element);
+}
+
+/** Loads the options of a file's chosen pair and shows them under its target (keeping values the new pair also takes). */
+async function showOptions(item: Item): Promise<void> {
+  const select = $<HTMLSelectElement>('.target', item.element);
+  const target = select.value;
+  const container = $('.file-options', item.element);
+  if (!item.source || !target) {
+    container.replaceChildren();
+    item.form = undefined;
+    item.formKey = undefined;
+    refreshBatchOptions();
+    return;
+  }
+  const key = `${item.source.id}/${target}`;
+  if (item.formKey === key) return;
+  const previous = item.form?.values() ?? {};
+  const wasOpen = item.form?.element.open === true;
+  let answer: ConversionOptions;
+  try {
+    let pending = optionsCache.get(key);
+    if (!pending) {
+      pending = client.options(item.source.id, target);
+      optionsCache.set(key, pending);
+      pending.catch(() => optionsCache.delete(key)); // asked again next time
+    }
+    answer = await pending;
+  } catch {
+    // No form (the file converts with the defaults); the submission will say if the pair is wrong.
+    answer = { source: item.source.id, target, steps: [], options: [] };
+  }
+  if (select.value !== target || !item.element.isConnected) return; // another target was chosen meanwhile
+  item.formKey = key;
+  if (answer.options.length === 0) {
+    container.replaceChildren();
+    item.form = undefined;
+  } else {
+    const form = new OptionsForm(answer.options, `Options for ${item.file.name} → ${target}`);
+    for (const [name, value] of Object.entries({ ...previous, ...batchValues })) form.set(name, value);
+    form.element.open = wasOpen;
+    container.replaceChildren(form.element);
+    item.form = form;
+  }
+  refreshBatchOptions();
 }
 
 function addFiles(files: Iterable<File>): void {
@@ -101,9 +204,21 @@ function addFiles(files: Iterable<File>): void {
     filter.setAttribute('aria-label', `Filter target formats for ${file.name}`);
     const convertButton = $<HTMLButtonElement>('.convert', element);
     convertButton.setAttribute('aria-label', `Convert ${file.name}`);
+    const deleteButton = $<HTMLButtonElement>('.delete-result', element);
+    deleteButton.setAttribute('aria-label', `Delete the result of ${file.name} from the server now`);
+    deleteButton.addEventListener('click', () => void deleteResult(item));
     if (item.source && item.source.targets.length) {
-      fillTargets(select, item.source.targets);
-      filter.addEventListener('input', () => fillTargets(select, item.source!.targets, filter.value));
+      const source = item.source;
+      fillTargets(select, source.targets);
+      select.value = defaultTarget(source, rememberedTarget(source.id)) ?? '';
+      filter.addEventListener('input', () => {
+        fillTargets(select, source.targets, filter.value);
+        void showOptions(item);
+      });
+      select.addEventListener('change', () => {
+        if (select.value) rememberTarget(source.id, select.value);
+        void showOptions(item);
+      });
     } else {
       select.disabled = true;
       filter.disabled = true;
@@ -116,6 +231,7 @@ function addFiles(files: Iterable<File>): void {
       setStatus(item, `Too large: the limit is ${humanBytes(limits.max_file_size_bytes)}.`, 'error');
       item.state = 'failed';
     }
+    if (!convertButton.disabled) void showOptions(item);
     convertButton.addEventListener('click', () => void convertItem(item));
     $('.remove', element).addEventListener('click', () => {
       item.controller?.abort(new Error('removed'));
@@ -141,12 +257,26 @@ async function countdown(item: Item, seconds: number, signal: AbortSignal): Prom
 async function convertItem(item: Item): Promise<void> {
   const target = $<HTMLSelectElement>('.target', item.element).value;
   if (!target || item.state === 'working') return;
-  item.state = 'working';
+  const before = item.state;
+  item.state = 'working'; // a second press meanwhile does nothing
+  // A target chosen a moment ago: its form (with the values carried over to it) first.
+  if (item.source && item.formKey !== `${item.source.id}/${target}`) await showOptions(item);
+  const invalid = item.form?.firstInvalid();
+  if (invalid) {
+    item.state = before;
+    setStatus(item, `${invalid.message} Correct it, then convert.`, 'error');
+    item.form!.reveal(invalid.control);
+    return;
+  }
+  // Only what the user changed (here or for every file); a pair whose options could not be read sends none.
+  const options = item.formKey === `${item.source?.id}/${target}` ? (item.form?.values() ?? {}) : {};
   item.controller = new AbortController();
   const { signal } = item.controller;
   const progress = $<HTMLProgressElement>('progress', item.element);
   const link = $<HTMLAnchorElement>('.download', item.element);
   link.hidden = true;
+  $('.delete-result', item.element).hidden = true;
+  $('.file-note', item.element).textContent = '';
   progress.hidden = false;
   progress.value = 0;
   // Not `disabled`: a disabled button drops the keyboard focus; a second press is ignored instead.
@@ -156,7 +286,7 @@ async function convertItem(item: Item): Promise<void> {
     let jobId: string | undefined;
     while (!jobId) {
       try {
-        jobId = await client.submit(item.file, item.file.name, target, { signal, maxRetries: 0 });
+        jobId = await client.submit(item.file, item.file.name, target, { signal, maxRetries: 0, options });
       } catch (error) {
         if (error instanceof ConvertdApiError && (error.code === 'rate_limited' || error.code === 'busy') && error.retryAfterSeconds !== undefined) {
           await countdown(item, error.retryAfterSeconds, signal);
@@ -180,7 +310,9 @@ async function convertItem(item: Item): Promise<void> {
     link.href = record.download_url!;
     link.textContent = `Download ${name} (${humanBytes(item.result.size)})`;
     link.hidden = false;
+    $('.delete-result', item.element).hidden = false;
     setStatus(item, 'Done.', 'done');
+    $('.file-note', item.element).textContent = optionsNote(record);
     $<HTMLButtonElement>('.convert', item.element).removeAttribute('aria-disabled');
     announce(`${item.file.name} converted to ${target}.`);
   } catch (error) {
@@ -194,6 +326,48 @@ async function convertItem(item: Item): Promise<void> {
   refreshBatch();
 }
 
+/** What the service did with the options: those applied (its echo) and those that do not apply to this pair. */
+function optionsNote(record: ProgressRecord): string {
+  const applied = Object.entries(record.options ?? {}).map(([name, value]) => `${name.replace(/_/g, ' ')} ${value}`);
+  const notes = [];
+  if (applied.length) notes.push(`Converted with ${applied.join(', ')}.`);
+  if (record.ignored_options?.length) notes.push(`Not used for ${record.source} → ${record.target}: ${record.ignored_options.join(', ').replace(/_/g, ' ')}.`);
+  return notes.join(' ');
+}
+
+/** "Delete now": the result goes from the server at once (DELETE on its download URL). */
+async function deleteResult(item: Item): Promise<void> {
+  if (item.state !== 'done' || !item.result) return;
+  const button = $<HTMLButtonElement>('.delete-result', item.element);
+  button.setAttribute('aria-disabled', 'true');
+  let message = 'Deleted from the server.';
+  try {
+    await client.delete(item.result.url);
+  } catch (error) {
+    button.removeAttribute('aria-disabled');
+    if (!(error instanceof ConvertdApiError && (error.code === 'expired' || error.code === 'file_not_found'))) {
+      const text = `Not deleted: ${describeError(error)}`;
+      $('.file-note', item.element).textContent = text;
+      announce(`${item.file.name}: ${text}`);
+      return;
+    }
+    message = 'Already gone from the server (expired or deleted).';
+  }
+  button.removeAttribute('aria-disabled');
+  item.state = 'deleted';
+  item.result = undefined;
+  const link = $<HTMLAnchorElement>('.download', item.element);
+  link.hidden = true;
+  link.removeAttribute('href');
+  button.hidden = true;
+  $('.file-note', item.element).textContent = '';
+  setStatus(item, `${message} Convert the file again to get a new result.`, 'done');
+  announce(`${item.file.name}: ${message}`);
+  // The focus was on the button that is now gone: Convert is the next thing one may do.
+  $<HTMLButtonElement>('.convert', item.element).focus();
+  refreshBatch();
+}
+
 /** Shows each result's remaining lifetime, and that it is gone once expired. */
 function tickExpiry(): void {
   for (const item of items) {
@@ -202,6 +376,7 @@ function tickExpiry(): void {
     const link = $<HTMLAnchorElement>('.download', item.element);
     if (left <= 0) {
       link.hidden = true;
+      $('.delete-result', item.element).hidden = true;
       setStatus(item, 'Expired: results are deleted after their lifetime. Convert the file again.', 'error');
       item.state = 'failed';
       $<HTMLButtonElement>('.convert', item.element).disabled = false;
@@ -268,11 +443,14 @@ async function start(): Promise<void> {
     if (!target) return;
     for (const item of items) {
       const select = $<HTMLSelectElement>('.target', item.element);
-      if ([...select.options].some((o) => o.value === target)) select.value = target;
+      if (![...select.options].some((o) => o.value === target)) continue;
+      select.value = target;
+      if (item.source) rememberTarget(item.source.id, target);
+      void showOptions(item);
     }
   });
   $('#convert-all').addEventListener('click', () => {
-    for (const item of items) if (item.state === 'ready' || item.state === 'failed') void convertItem(item);
+    for (const item of items) if (item.state === 'ready' || item.state === 'failed' || item.state === 'deleted') void convertItem(item);
   });
   $('#download-all').addEventListener('click', () => {
     for (const item of items) if (item.state === 'done') $<HTMLAnchorElement>('.download', item.element).click();
