@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from './helpers/chromium.ts';
 import type { ConversionOptions, ErrorBody } from '../src/wire/shapes.ts';
 import { noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
@@ -25,10 +26,7 @@ let server: RunningServer;
 
 before(async () => {
   await fs.mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launchChromium();
   server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_LIBREOFFICE_START: 'lazy', CONVERTD_LIBREOFFICE_POOL: '1' });
 });
 after(async () => {

@@ -150,7 +150,9 @@ describe('sheet and delimiter', () => {
   test('an xls workbook (LibreOffice, then the data engine) takes sheet and delimiter too', async () => {
     const xls = await converted(await workbookXlsx(), 'book.xlsx', 'xls', {});
     const route = await (await fetch(`${base}/api/formats/xls/csv`)).json() as { options: Array<{ name: string }> };
-    assert.ok(route.options.some((o) => o.name === 'sheet') && route.options.some((o) => o.name === 'delimiter'));
+    // The pair's own route is LibreOffice's; a sheet moves it through xlsx to the data engine, which
+    // then also takes a delimiter given with it (a delimiter alone does not move it: planner.ts).
+    assert.ok(route.options.some((o) => o.name === 'sheet'));
     const csv = await converted(xls, 'book.xls', 'csv', { sheet: 'Q2 Sales', delimiter: ';' });
     assert.deepEqual(await csvRows(csv, ';'), asText(SHEETS['Q2 Sales']!));
   });

@@ -94,14 +94,14 @@ test('with options, the cheapest route supporting most of them wins; without, th
   ]);
   assert.deepEqual(optioned.route('png', 'jpg')!.map((s) => s.engine.id), ['fast']);
   assert.deepEqual(optioned.route('png', 'jpg', ['quality'])!.map((s) => s.engine.id), ['tuned'], 'the dearer route that has quality');
-  assert.deepEqual(optioned.route('png', 'jpg', ['quality', 'width'])!.map((s) => s.engine.id), ['tuned', 'bmp'],
-    'one step more than the cheapest route is allowed for an option');
+  assert.deepEqual(optioned.route('png', 'jpg', ['quality', 'width'])!.map((s) => s.engine.id), ['tuned'],
+    'a longer route goes only through faithful steps: png → bmp is not declared one');
   const far = new RoutePlanner([
     declared('a', [{ from: 'x', to: 'y', cost: 1 }, { from: 'x', to: 'p', cost: 1 }, { from: 'p', to: 'q', cost: 1 }, { from: 'q', to: 'y', cost: 1, options: [quality] }]),
   ]);
   assert.deepEqual(far.route('x', 'y', ['quality'])!.map((s) => s.to), ['y'], 'never two steps more: no detour through several formats');
   assert.deepEqual(optioned.route('png', 'jpg', ['nonsense'])!.map((s) => s.engine.id), ['fast'], 'an option no route has changes nothing');
-  assert.deepEqual(optioned.optionsBetween('png', 'jpg').map((o) => o.name), ['quality', 'width']);
+  assert.deepEqual(optioned.optionsBetween('png', 'jpg').map((o) => o.name), ['quality']);
   const twoSteps = new RoutePlanner([
     declared('office', [{ from: 'docx', to: 'pdf', cost: 4 }, { from: 'docx', to: 'odt', cost: 5 }]),
     declared('pages', [{ from: 'pdf', to: 'png', cost: 2 }, { from: 'odt', to: 'png', cost: 2, options: [width] }]),
@@ -156,7 +156,7 @@ test('an option that shapes the output counts only where the last step writes it
 
 test('an input option does not count after a step that makes its subject anew', () => {
   const sheets = new RoutePlanner([
-    declared('office', [{ from: 'xls', to: 'csv', cost: 4 }, { from: 'xls', to: 'xlsx', cost: 4 }]),
+    declared('office', [{ from: 'xls', to: 'csv', cost: 4 }, { from: 'xls', to: 'xlsx', cost: 4, faithful: true }]),
     declared('data', [
       { from: 'csv', to: 'json', cost: 1 }, { from: 'csv', to: 'xlsx', cost: 5, resets: ['sheet'] },
       { from: 'xlsx', to: 'json', cost: 1, options: [OPTIONS.sheet] }, { from: 'xlsx', to: 'csv', cost: 1, options: [OPTIONS.sheet, OPTIONS.delimiter] },
@@ -187,4 +187,19 @@ test('an edge never follows the engines it names in notAfter', () => {
   assert.ok(pages.targets('docx').includes('zip'));
   assert.ok(!pages.targets('png').includes('zip'));
   assert.deepEqual(pages.targets('png'), ['pdf']);
+});
+
+test('a longer route is taken only for an option that selects from the input, through faithful steps', () => {
+  const office = new RoutePlanner([
+    declared('office', [
+      { from: 'pptx', to: 'png', cost: 4 }, { from: 'pptx', to: 'pdf', cost: 4, faithful: true },
+      { from: 'pptx', to: 'epub', cost: 4 },
+    ]),
+    declared('pages', [{ from: 'pdf', to: 'png', cost: 2, options: [pageRange, OPTIONS.pixel_density], firstPageOnly: true }]),
+    declared('ebooks', [{ from: 'epub', to: 'png', cost: 2, options: [OPTIONS.pixel_density, { ...OPTIONS.strip, name: 'toc' }] }]),
+  ]);
+  assert.deepEqual(office.route('pptx', 'png')!.map((s) => s.engine.id), ['office']);
+  assert.deepEqual(office.route('pptx', 'png', ['page_range'])!.map((s) => s.engine.id), ['office', 'pages'], 'a slide is chosen through the PDF of every slide');
+  assert.deepEqual(office.route('pptx', 'png', ['toc'])!.map((s) => s.engine.id), ['office'], 'an output option never lengthens a route');
+  assert.deepEqual(office.optionsBetween('pptx', 'png').map((o) => o.name), ['page_range', 'pixel_density'], 'nothing through the epub step, which is not faithful');
 });

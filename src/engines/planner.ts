@@ -20,6 +20,7 @@ export interface RouteStep {
   readonly resets: readonly string[];
   /** The edge's own check of the options it applies together (ConversionEdge.checkOptions). */
   readonly checkOptions?: (options: StepOptions) => void;
+  readonly faithful: boolean;
 }
 
 export type Route = readonly RouteStep[];
@@ -70,8 +71,12 @@ export class RoutePlanner {
         // with the best coverage wins.
         let best: Route | null = null;
         let bestCovered = -1;
+        const usual = this.usualLength(from, to);
         for (const route of this.routesBetween(from, to)) {
-          const covered = names.filter((name) => applyingStep(route, name) !== undefined).length;
+          // A longer route counts once an input option justifies it, and then for all it applies.
+          const justified = justifiedOptions(route, usual);
+          const applied = names.some((name) => justified.some((spec) => spec.name === name)) ? routeOptions(route) : [];
+          const covered = names.filter((name) => applied.some((spec) => spec.name === name)).length;
           if (covered > bestCovered) {
             best = route;
             bestCovered = covered;
@@ -90,24 +95,29 @@ export class RoutePlanner {
    */
   optionsBetween(from: string, to: string): OptionDescriptor[] {
     const found = new Map<string, OptionDescriptor>();
+    const usual = this.usualLength(from, to);
     for (const route of this.routesBetween(from, to)) {
-      for (const spec of routeOptions(route)) if (!found.has(spec.name)) found.set(spec.name, describeOption(spec));
+      for (const spec of justifiedOptions(route, usual)) if (!found.has(spec.name)) found.set(spec.name, describeOption(spec));
     }
     return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** How many steps the pair takes without options (a format to itself: one). */
+  private usualLength(from: string, to: string): number {
+    return from === to ? 1 : (this.search(from, to)?.length ?? 0);
+  }
+
   /**
    * The routes options may choose from, cheapest first: those at most one step longer than the
-   * cheapest route. An option may add a step (an xls asked for one sheet as CSV goes LibreOffice →
-   * xlsx → the data engine, which picks sheets), never a detour of several formats; and a step
-   * only counts for an option it really applies (applyingStep: output options at the last step,
-   * input options not after a step that `resets` them).
+   * cheapest route. A step only counts for an option it really applies (applyingStep: output
+   * options at the last step, input options not after a step that `resets` them), and the longer
+   * routes only for what they select from the input (justifiedOptions).
    */
   private routesBetween(from: string, to: string): readonly Route[] {
     const key = `${from}>${to}`;
     let routes = this.allRoutes.get(key);
     if (!routes) {
-      const longest = from === to ? 1 : (this.search(from, to)?.length ?? 0) + 1;
+      const longest = this.usualLength(from, to) + 1;
       const found: Array<{ route: Route; cost: number }> = [];
       if (from === to) {
         for (const { engine, edge } of this.outgoing.get(from) ?? []) {
@@ -198,7 +208,23 @@ export class RoutePlanner {
 }
 
 function stepOf(engine: Engine, edge: ConversionEdge): RouteStep {
-  return { engine, from: edge.from, to: edge.to, cost: edge.cost, options: edge.options ?? [], firstPageOnly: edge.firstPageOnly === true, resets: edge.resets ?? [], ...(edge.checkOptions ? { checkOptions: edge.checkOptions } : {}) };
+  return { engine, from: edge.from, to: edge.to, cost: edge.cost, options: edge.options ?? [], firstPageOnly: edge.firstPageOnly === true, resets: edge.resets ?? [], faithful: edge.faithful === true, ...(edge.checkOptions ? { checkOptions: edge.checkOptions } : {}) };
+}
+
+/**
+ * The options a route may be chosen for. A route of the usual length: all it applies. A route one
+ * step longer: only options that select from the input (a page of a deck rendered through PDF by
+ * poppler, a sheet of an xls through xlsx by the data engine), and only through `faithful` steps
+ * that keep everything such an option selects from; an option shaping the output (a
+ * table of contents, a paper size, a quality) never moves a document to another chain of engines,
+ * which would change far more than the option (docx → epub → calibre for a `toc`).
+ */
+function justifiedOptions(route: Route, usualLength: number): OptionSpec[] {
+  const specs = routeOptions(route);
+  if (route.length <= usualLength) return specs;
+  // Only through steps that keep all a later step selects from: never png → jpg → pdf for a width.
+  if (!route.slice(0, -1).every((step) => step.faithful)) return [];
+  return specs.filter((spec) => spec.appliesAt === 'input');
 }
 
 /** The options a route supports: each name once, as the step that would apply it declares it. */

@@ -56,6 +56,12 @@ export interface ConversionEdge {
    * hears it with 422 before the job exists. Called with this step's options only.
    */
   readonly checkOptions?: (options: StepOptions) => void;
+  /**
+   * True for an edge whose output carries everything of its input a later step may select from
+   * (LibreOffice's PDF of a deck's slides, its xlsx of a workbook's sheets, its SVG of a drawing):
+   * only through such steps may an option lengthen a route (planner.ts, justifiedOptions).
+   */
+  readonly faithful?: boolean;
 }
 
 export interface EngineLimits {

@@ -481,13 +481,7 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
       stopped.addEventListener('abort', () => sink.destroy(stopped.reason instanceof Error ? stopped.reason : new Error(String(stopped.reason))), { once: true });
       const options = { cwd: workDir, timeoutMs, signal: stopped, limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE } };
       const [reading] = await Promise.allSettled([read(repack, options)]);
-      if (reading.status === 'rejected' && reading.reason instanceof ReaderFailed) {
-        signal.throwIfAborted();
-        throw reading.reason;
-      }
-      if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
-      signal.throwIfAborted();
-      if (reading.status === 'rejected') throw reading.reason;
+      throwReaderOutcome(reading, repack, signal);
       await sink.done;
       members = sink.members;
     });
@@ -516,14 +510,8 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
         ...options, stdin: sink.pack as unknown as Readable, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       }),
     ]);
-    if (reading.status === 'rejected' && reading.reason instanceof ReaderFailed) {
-      // The writer saw the pack torn down or finished early; the reader's failure is the news.
-      signal.throwIfAborted();
-      throw reading.reason;
-    }
-    if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
-    signal.throwIfAborted();
-    if (reading.status === 'rejected') throw reading.reason;
+    // The writer saw the pack torn down or finished early; the reader's failure is the news.
+    throwReaderOutcome(reading, repack, signal);
     if (write.status === 'rejected') throw write.reason;
     if (write.value.exitCode !== 0) {
       throw new ConvertdError('conversion_failed', `The ${to} archive could not be written: ${lastErrorLine(write.value.stderr)}.`);
@@ -629,4 +617,18 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
     }
     if (fed.status === 'rejected') throw fed.reason;
   }
+}
+
+/**
+ * Throws what the reading side's outcome says, most telling first: the reader's own failure (unless
+ * the job was aborted), a cap the members tripped, the job's abort, any other error of the reader.
+ */
+function throwReaderOutcome(reading: PromiseSettledResult<unknown>, repack: Repack, signal: AbortSignal): void {
+  if (reading.status === 'rejected' && reading.reason instanceof ReaderFailed) {
+    signal.throwIfAborted();
+    throw reading.reason;
+  }
+  if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
+  signal.throwIfAborted();
+  if (reading.status === 'rejected') throw reading.reason;
 }

@@ -11,7 +11,11 @@ import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const IMG2PDF = '/usr/bin/img2pdf';
-const EDGES: ConversionEdge[] = [{ from: 'png', to: 'pdf', cost: 2 }, { from: 'jpg', to: 'pdf', cost: 2 }];
+// A PDF made of one image has no pages of the upload's to choose or resolution to render at: a
+// page_range or pixel_density asked of a later step (png → pdf → jpg) is not the upload's, so
+// the planner never takes this detour for them (planner.ts, `resets`).
+const MADE_HERE = ['page_range', 'pixel_density'];
+const EDGES: ConversionEdge[] = [{ from: 'png', to: 'pdf', cost: 2, resets: MADE_HERE }, { from: 'jpg', to: 'pdf', cost: 2, resets: MADE_HERE }];
 
 /**
  * Whether a PNG has transparency: an alpha channel (colour types 4 and 6) or a tRNS chunk, which

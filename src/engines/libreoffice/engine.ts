@@ -117,6 +117,9 @@ function pdfExport(options: StepOptions): Pick<OfficeRequest, 'pageSpans' | 'pdf
   };
 }
 
+/** Targets that carry all their input's pages (pdf), sheets (xlsx, ods) or shapes (svg). */
+const FAITHFUL_TARGETS = new Set(['pdf', 'xlsx', 'ods', 'svg']);
+
 /** A warm conversion costs a fraction of a second, but more than an in-process image step. */
 const COST = 4;
 
@@ -124,10 +127,12 @@ function edgesOf(family: Family): ConversionEdge[] {
   return family.reads.flatMap((from) => Object.keys(family.writes).filter((to) => to !== from).map((to) => ({
     from,
     to,
-    // Writer's HTML import is the weakest reader (it crashed on real-world pages of
-    // the real-world pages of the corpus tests): pandoc's html → odt then LibreOffice is preferred wherever it exists.
+    // Writer's HTML import is the weakest reader (it crashed on real-world pages of the corpus
+    // tests): pandoc's html → odt then LibreOffice is preferred wherever it exists.
     cost: from === 'html' ? COST + 3 : COST,
     endsRoute: family.renditions?.includes(to) ?? false,
+    // Every page, sheet or shape of the input: a later step may choose among them (planner.ts).
+    ...(FAITHFUL_TARGETS.has(to) ? { faithful: true } : {}),
     ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}),
   })));
 }

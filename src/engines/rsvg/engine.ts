@@ -27,7 +27,11 @@ const PNG_OPTIONS = [
   ...rasterOptions({ alpha: true, keepsMetadata: false }),
   narrow(OPTIONS.pixel_density, { default: CSS_DPI, description: `Resolution in dots per inch at which the drawing is rendered: ${CSS_DPI} (the default) draws a CSS pixel as one pixel, 192 at twice the size. Ignored when width or height is given.` }),
 ];
-const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({ from: 'svg', to, cost: 1, ...(to === 'png' ? { options: PNG_OPTIONS } : {}) }));
+// A drawing made a PDF has one page of ours: a page_range or pixel_density of a later step (svg →
+// pdf → jpg) is not the upload's; svg → png renders at the size asked directly (planner.ts, `resets`).
+const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({
+  from: 'svg', to, cost: 1, ...(to === 'png' ? { options: PNG_OPTIONS } : { resets: ['page_range', 'pixel_density'] }),
+}));
 const MAX_SIDE = 16384;
 
 /** CSS pixels per unit, at rsvg-convert's default 96 dpi. */

@@ -85,15 +85,19 @@ interface ImageRequest {
 
 const SHARP_FIT = { max: 'inside', crop: 'cover', scale: 'fill' } as const;
 
-async function convertImage({ input, output, from, to, maxImagePixels, timeoutSeconds, options = {} }: ImageRequest): Promise<void> {
-  if (!isRaster(from) || !isRaster(to)) throw new ConvertdError('conversion_failed', `sharp does not convert ${from} to ${to}.`);
-  const sharpOptions: SharpOptions = { failOn: 'error', limitInputPixels: maxImagePixels };
-  let meta: Metadata;
+/** The image's header (size, frames, orientation), read before any pixel is decoded. */
+async function headerOf(input: string, options: SharpOptions): Promise<Metadata> {
   try {
-    meta = await sharp(input, sharpOptions).metadata();
+    return await sharp(input, options).metadata();
   } catch (error) {
     throw classify(error, 'read');
   }
+}
+
+async function convertImage({ input, output, from, to, maxImagePixels, timeoutSeconds, options = {} }: ImageRequest): Promise<void> {
+  if (!isRaster(from) || !isRaster(to)) throw new ConvertdError('conversion_failed', `sharp does not convert ${from} to ${to}.`);
+  const sharpOptions: SharpOptions = { failOn: 'error', limitInputPixels: maxImagePixels };
+  const meta = await headerOf(input, sharpOptions);
   const frames = meta.pages ?? 1;
   const animated = ANIMATED.has(from) && ANIMATED.has(to) && frames > 1;
   if (animated && frames > MAX_FRAMES) {
@@ -146,12 +150,7 @@ async function framesToZip({ input, output, from, maxImagePixels, maxOutputBytes
   const each = enumOption<RasterFormat>(options, 'each') ?? 'png';
   if (!isRaster(each)) throw new ConvertdError('conversion_failed', `sharp does not write frames as ${each}.`);
   const sharpOptions: SharpOptions = { failOn: 'error', limitInputPixels: maxImagePixels };
-  let meta: Metadata;
-  try {
-    meta = await sharp(input, sharpOptions).metadata();
-  } catch (error) {
-    throw classify(error, 'read');
-  }
+  const meta = await headerOf(input, sharpOptions);
   const frames = meta.pages ?? 1;
   if (frames > MAX_FRAMES) throw new ConvertdError('input_too_complex', `The animation has ${frames} frames; this service converts at most ${MAX_FRAMES}.`);
   const width = meta.width ?? 1;
