@@ -148,9 +148,11 @@ export class RoutePlanner {
   /** Every format reachable from `from`, in any number of steps up to MAX_STEPS. */
   targets(from: string): string[] {
     const found = new Set<string>();
-    // States are a format and the engine that made it: an edge may refuse to follow some engines.
+    // Each format is followed once, from the engine that first reached it (an edge may refuse to
+    // follow some engines: notAfter). A format first reached as a rendition (endsRoute) is not
+    // followed further even where another engine also makes it: a drawing's first page as PNG
+    // does not go on to become an icon.
     let frontier: Array<{ format: string; engine: string | undefined }> = [{ format: from, engine: undefined }];
-    const expanded = new Set<string>();
     for (let step = 0; step < MAX_STEPS; step++) {
       const next: typeof frontier = [];
       for (const { format, engine: previous } of frontier) {
@@ -162,13 +164,10 @@ export class RoutePlanner {
             if (step === 0) found.add(edge.to);
             continue;
           }
-          if (edge.to === from) continue;
-          found.add(edge.to);
-          // A route may end with an edge that does not chain, but never continue from it.
-          const key = `${edge.to}|${engine.id}`;
-          if (edge.chainable !== false && !edge.endsRoute && !expanded.has(key)) {
-            expanded.add(key);
-            next.push({ format: edge.to, engine: engine.id });
+          if (edge.to !== from && !found.has(edge.to)) {
+            found.add(edge.to);
+            // A route may end with an edge that does not chain, but never continue from it.
+            if (edge.chainable !== false && !edge.endsRoute) next.push({ format: edge.to, engine: engine.id });
           }
         }
       }
