@@ -61,12 +61,17 @@ export function engineTable(modules: readonly AnyEngineModule[] = ENGINE_MODULES
   ].join('\n');
 }
 
+/** `doc` with what lies between the `start` and `end` markers (both included) replaced by `table`, which starts and ends with them. */
+export function replaceBetween(doc: string, start: string, end: string, table: string, name: string): string {
+  const from = doc.indexOf(start);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${name} has no table markers (${start})`);
+  return doc.slice(0, from) + table + doc.slice(to + end.length);
+}
+
 /** The doc with its table replaced by `table`. */
 export function withTable(doc: string, table: string): string {
-  const start = doc.indexOf(TABLE_START);
-  const end = doc.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`${ARCHITECTURE_DOC} has no engine table markers`);
-  return doc.slice(0, start) + table + doc.slice(end + TABLE_END.length);
+  return replaceBetween(doc, TABLE_START, TABLE_END, table, ARCHITECTURE_DOC);
 }
 
 if (import.meta.main) {

@@ -167,13 +167,7 @@ export class JobService {
           : undefined;
         throw new ConvertdError('unsupported_format', message, { detected: sniffed.detected ?? null });
       }
-      const targets = engines.targetsFor(source.id);
-      const target = engines.formats.resolve(submission.target);
-      if (!target || !targets.includes(target.id)) {
-        throw new ConvertdError('unsupported_target',
-          `A ${source.id} file cannot be converted to "${submission.target}": choose one of ${targets.join(', ')}.`,
-          { source: source.id, targets });
-      }
+      const target = this.targetOf(source.id, submission.target);
       const { applied, ignored } = this.validateOptions(source.id, target.id, submission.options ?? {});
       await this.checkCapacity();
 
@@ -224,16 +218,23 @@ export class JobService {
     return { applied, ignored };
   }
 
+  /** The catalogue format `name` (an id or alias) names, if `source` converts to it; otherwise unsupported_target with the valid ones. */
+  private targetOf(source: string, name: string): { id: string } {
+    const { engines } = this.deps;
+    const targets = engines.targetsFor(source);
+    const target = engines.formats.resolve(name);
+    if (!target || !targets.includes(target.id)) {
+      throw new ConvertdError('unsupported_target', `A ${source} file cannot be converted to "${name}": choose one of ${targets.join(', ')}.`, { source, targets });
+    }
+    return target;
+  }
+
   /** GET /api/formats/{source}/{target}: the options of a pair and the engines it runs through by default. */
   conversionOptions(sourceName: string, targetName: string): ConversionOptions {
     const { engines } = this.deps;
     const source = engines.formats.resolve(sourceName);
     if (!source || !engines.reads(source.id)) throw new ConvertdError('unsupported_format', `"${sourceName}" is not a format this service reads: see /api/formats.`);
-    const target = engines.formats.resolve(targetName);
-    const targets = engines.targetsFor(source.id);
-    if (!target || !targets.includes(target.id)) {
-      throw new ConvertdError('unsupported_target', `A ${source.id} file cannot be converted to "${targetName}": choose one of ${targets.join(', ')}.`, { source: source.id, targets });
-    }
+    const target = this.targetOf(source.id, targetName);
     const route = engines.route(source.id, target.id);
     return { source: source.id, target: target.id, steps: (route ?? []).map((step) => step.engine.id), options: engines.planner.optionsBetween(source.id, target.id) };
   }
