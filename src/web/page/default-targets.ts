@@ -47,6 +47,8 @@ const BY_CATEGORY: Readonly<Record<Category, readonly string[]>> = {
   data: ['json', 'csv', 'xlsx'],
   archive: ['zip', 'tar.gz'],
   font: ['woff2', 'ttf'],
+  // SubRip opens in every player; WebVTT is what a web page's <track> wants.
+  subtitle: ['srt', 'vtt'],
 };
 
 /** The target a file of `source` starts with: `remembered` when still offered, then the tables, then the first offered. */
