@@ -235,6 +235,14 @@ test('the formats and limits endpoints have the contract\'s shapes', async () =>
   assert.ok(Array.isArray(limits.rate_limits));
 });
 
+test('/api/formats lists what README and docs/formats.md say: the same formats with the same targets', async () => {
+  // The docs are generated from the engines' declarations; the service lists what passed its
+  // probes. On a machine set up by the README's commands the two must agree.
+  const { formatRows } = await import('../scripts/formats-table.ts');
+  const listed = (await fetchCatalogue(server.url)).map((entry) => ({ id: entry.id, targets: [...entry.targets] }));
+  assert.deepEqual(listed, formatRows().map((row) => ({ id: row.format.id, targets: [...row.targets] })));
+});
+
 test('the README\'s example client converts a PNG to WebP against the running service', async () => {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');

@@ -17,6 +17,7 @@ import type { ConversionEdge, Engine } from '../src/engines/types.ts';
 import { PROCESS_PACKAGES } from '../src/process/packages.ts';
 import { ARCHITECTURE_DOC, engineTable, withTable } from '../scripts/engine-table.ts';
 import { optionsTable, README, withOptionsTable } from '../scripts/options-table.ts';
+import { detailTable, formatRows, FORMATS_DOC, readmeTable, withDetailTable, withReadmeTable } from '../scripts/formats-table.ts';
 import { packagesToInstall } from '../scripts/packages.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -169,6 +170,16 @@ test("README's options table is the one generated from the engines' declarations
   const doc = readFileSync(README, 'utf8');
   assert.equal(withOptionsTable(doc, optionsTable()), doc, 'run `node scripts/options-table.ts --write`');
   assert.ok(doc.includes('| `sharp` | `quality` |'));
+});
+
+test("README's formats table and docs/formats.md are the ones generated from the engines' declarations", () => {
+  const rows = formatRows();
+  const readme = readFileSync(README, 'utf8');
+  assert.equal(withReadmeTable(readme, readmeTable(rows)), readme, 'run `node scripts/formats-table.ts --write`');
+  const detail = readFileSync(FORMATS_DOC, 'utf8');
+  assert.equal(withDetailTable(detail, detailTable(rows)), detail, 'run `node scripts/formats-table.ts --write`');
+  // Every format some engine reads or writes is on the map, under its category.
+  for (const row of rows) assert.ok(readme.includes(`\`${row.format.id}\``) && detail.includes(`| \`${row.format.id}\` |`), row.format.id);
 });
 
 /** A module whose engine converts nothing, for the assembly's own rules. */
