@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from './helpers/chromium.ts';
+import { fetchCatalogue } from './helpers/client.ts';
 import { sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { decodeImage, writeTemp } from './helpers/tools.ts';
@@ -164,11 +165,24 @@ test('the catalogue page lists the formats, with a search box', async () => {
   const page = await openPage(server.url);
   await page.click('nav >> text=Supported formats');
   assert.equal(new URL(page.url()).pathname, '/formats');
-  const rows = await page.locator('#formats-table tbody tr').count();
-  assert.ok(rows > 50, `${rows} rows`);
+  const catalogue = await fetchCatalogue(server.url);
+  const rows = await page.locator('#formats-table tbody tr:not(.category)').count();
+  assert.equal(rows, catalogue.length, 'a row per format');
+  // Grouped by category: a heading per category, each format under its own.
+  const headings = await page.locator('#formats-table tr.category').allInnerTexts();
+  const categories = [...new Set(catalogue.map((f) => f.category))].sort();
+  assert.deepEqual(headings.map((h) => h.trim().toLowerCase().replace(/ \(\d+\)$/, '')), categories);
+  assert.match(await page.locator('#formats-count').innerText(), new RegExp(`^${catalogue.length} formats in ${categories.length} categories`));
   await page.fill('#format-search', 'heic');
-  const filtered = await page.locator('#formats-table tbody tr').allInnerTexts();
+  const filtered = await page.locator('#formats-table tbody tr:not(.category)').allInnerTexts();
   assert.ok(filtered.length >= 1 && filtered.every((row) => /heic/i.test(row)));
+  // An alias or an extension typed with its dot finds the format it belongs to.
+  for (const [search, id] of [['jpeg', 'jpg'], ['.tif', 'tiff'], ['yml', 'yaml'], ['.htm', 'html']] as const) {
+    await page.fill('#format-search', search);
+    const found = await page.locator('#formats-table tbody tr:not(.category) th').allInnerTexts();
+    assert.ok(found.some((name) => name.startsWith(`${id} (`)), `${search} finds ${id}: ${found.join(' | ')}`);
+  }
+  await page.fill('#format-search', '');
   await page.screenshot({ path: path.join(ARTIFACTS, '6-formats.png'), fullPage: true });
   // The page works at a phone's width without horizontal scrolling.
   await page.setViewportSize({ width: 375, height: 800 });

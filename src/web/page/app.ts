@@ -386,20 +386,48 @@ function tickExpiry(): void {
   }
 }
 
+/** Whether a format answers to the search: its id, name, category or any extension (".mkv" as "mkv"). */
+function formatMatches(format: FormatEntry, filter: string): boolean {
+  const words = filter.trim().toLowerCase().replace(/^\./, '');
+  if (!words) return true;
+  return `${format.id} ${format.name} ${format.category} ${format.extensions.join(' ')}`.toLowerCase().includes(words);
+}
+
+/** The formats table, one group per category (as /api/formats names them), filtered by the search box. */
 function renderFormats(filter = ''): void {
-  const rows = formats.filter((f) => !filter || `${f.id} ${f.name} ${f.category} ${f.extensions.join(' ')}`.toLowerCase().includes(filter.toLowerCase()));
-  $('#formats-table tbody').replaceChildren(...rows.map((f) => {
-    const row = document.createElement('tr');
-    const name = document.createElement('th');
-    name.scope = 'row';
-    name.textContent = `${f.id} (${f.name})`;
-    const kind = document.createElement('td');
-    kind.textContent = f.category;
-    const targets = document.createElement('td');
-    targets.textContent = f.targets.length ? f.targets.join(', ') : 'written only';
-    row.append(name, kind, targets);
-    return row;
-  }));
+  const shown = formats.filter((f) => formatMatches(f, filter));
+  const categories = [...new Set(shown.map((f) => f.category))].sort();
+  const groups = categories.map((category) => {
+    const group = document.createElement('tbody');
+    const members = shown.filter((f) => f.category === category).sort((a, b) => a.id.localeCompare(b.id));
+    const heading = document.createElement('tr');
+    heading.className = 'category';
+    const title = document.createElement('th');
+    title.scope = 'colgroup';
+    title.colSpan = 3;
+    title.textContent = `${category} (${members.length})`;
+    heading.append(title);
+    group.append(heading, ...members.map((f) => {
+      const row = document.createElement('tr');
+      const name = document.createElement('th');
+      name.scope = 'row';
+      const others = f.extensions.filter((ext) => ext !== f.id);
+      name.textContent = `${f.id} (${f.name})${others.length ? `, also .${others.join(', .')}` : ''}`;
+      const kind = document.createElement('td');
+      kind.textContent = f.category;
+      const targets = document.createElement('td');
+      targets.textContent = f.targets.length ? f.targets.join(', ') : 'written only';
+      row.append(name, kind, targets);
+      return row;
+    }));
+    return group;
+  });
+  const table = $('#formats-table');
+  for (const old of table.querySelectorAll('tbody')) old.remove();
+  table.append(...groups);
+  $('#formats-count').textContent = filter.trim()
+    ? `${shown.length} of ${formats.length} formats match.`
+    : `${formats.length} formats in ${categories.length} categories.`;
 }
 
 function showView(path: string): void {
