@@ -17,7 +17,6 @@ const WRITTEN: Readonly<Record<string, readonly [string, string]>> = {
   dotx: ['fodt', 'MS Word 2007 XML Template'],
   ott: ['fodt', 'writer8_template'],
   wordml: ['fodt', 'MS Word 2003 XML'],
-  uot: ['fodt', 'UOF text'],
   dot: ['fodt', 'MS Word 97 Vorlage'],
   xlsm: ['fods', 'Calc MS Excel 2007 VBA XML'],
   xltx: ['fods', 'Calc MS Excel 2007 XML Template'],

@@ -54,8 +54,12 @@ const FAMILIES: readonly Family[] = [
       html: { filter: 'HTML (StarWriter)', exportOptions: 'EmbedImages' },
       epub: { filter: 'EPUB' },
     },
-    imports: ['docm', 'dotx', 'dotm', 'ott', 'wordml', 'uot', 'abw', 'hwp', 'wps'],
-    importTargets: ['pdf', 'docx', 'odt', 'doc', 'rtf', 'txt'],
+    // Not here: Hangul's HWP 5 (LibreOffice 7.4 reads HWP 97 alone) and UOF text (its own UOF
+    // text files come back without a page size: the PDF export fails, the page image is 1x1).
+    imports: ['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps'],
+    // png: the first page, as Impress and Draw give their first slide or page.
+    importTargets: ['pdf', 'docx', 'odt', 'doc', 'rtf', 'txt', 'png'],
+    importWrites: { png: { filter: 'writer_png_Export' } },
     probe: { ext: 'fodt', content: FLAT_ODF('application/vnd.oasis.opendocument.text', '<office:text><text:p>probe</text:p></office:text>') },
   },
   {
@@ -72,7 +76,8 @@ const FAMILIES: readonly Family[] = [
     },
     renditions: ['html'],
     imports: ['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1'],
-    importTargets: ['pdf', 'xlsx', 'ods', 'xls', 'csv'],
+    importTargets: ['pdf', 'xlsx', 'ods', 'xls', 'csv', 'png'],
+    importWrites: { png: { filter: 'calc_png_Export' } },
     probe: { ext: 'fods', content: FLAT_ODF('application/vnd.oasis.opendocument.spreadsheet', '<office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>probe</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>') },
   },
   {
@@ -119,7 +124,6 @@ const IMPORT_FILTERS: Readonly<Record<string, Pick<OfficeRequest, 'importFilter'
   txt: { importFilter: 'Text (encoded)', importOptions: 'UTF8' },
   wordml: { importFilter: 'MS Word 2003 XML' },
   spreadsheetml: { importFilter: 'MS Excel 2003 XML' },
-  uot: { importFilter: 'UOF text' },
   uos: { importFilter: 'UOF spreadsheet' },
   uop: { importFilter: 'UOF presentation' },
   slk: { importFilter: 'SYLK' },

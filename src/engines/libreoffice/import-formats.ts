@@ -124,11 +124,9 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   { id: 'ott', name: 'OpenDocument text template', category: 'document', mediaType: 'application/vnd.oasis.opendocument.text-template', extensions: ['ott'], detect: 'magic' },
   // Word 2003 XML ("WordprocessingML"): saved as .xml, told from other XML by its progid or root element.
   { id: 'wordml', name: 'Word 2003 XML document', category: 'document', mediaType: 'application/xml', extensions: ['wordml'], detect: 'magic', signature: office2003Xml('Word.Document', /<w:wordDocument[\s>]/) },
-  { id: 'uot', name: 'Uniform Office Format text', category: 'document', mediaType: 'application/vnd.uof.text', extensions: ['uot', 'uof'], detect: 'magic', signature: uof('text') },
   // AbiWord's XML: the abiword root element, with or without an XML declaration or a comment before it.
   { id: 'abw', name: 'AbiWord document', category: 'document', mediaType: 'application/x-abiword', extensions: ['abw'], detect: 'magic', signature: (_head, text) => /^(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>]*>\s*)*<abiword[\s>]/.test(text) },
-  // OLE compound files, told by their streams: Hangul Word Processor 5, Microsoft Works word processor (4 and later).
-  { id: 'hwp', name: 'Hangul Word Processor document', category: 'document', mediaType: 'application/x-hwp', extensions: ['hwp'], detect: 'magic', compoundStreams: ['HwpSummaryInformation'] },
+  // An OLE compound file with a MatOST stream: Microsoft Works's word processor (4 and later).
   { id: 'wps', name: 'Microsoft Works document', category: 'document', mediaType: 'application/vnd.ms-works', extensions: ['wps'], detect: 'magic', compoundStreams: ['MatOST'] },
   // Microsoft Publisher (98 to 2010): Draw reads it.
   { id: 'pub', name: 'Microsoft Publisher document', category: 'document', mediaType: 'application/vnd.ms-publisher', extensions: ['pub'], detect: 'magic', compoundStreams: ['Quill'] },
@@ -157,7 +155,7 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   { id: 'uop', name: 'Uniform Office Format presentation', category: 'presentation', mediaType: 'application/vnd.uof.presentation', extensions: ['uop'], detect: 'magic', signature: uof('presentation') },
 
   // Drawings and metafiles: Draw reads them (CGM: Impress).
-  { id: 'vsd', name: 'Visio drawing (2003-2010)', category: 'vector', mediaType: 'application/vnd.visio', extensions: ['vsd', 'vss', 'vst'], detect: 'magic', compoundStreams: ['VisioDocument'] },
+  { id: 'vsd', name: 'Visio drawing (2003-2010)', category: 'vector', mediaType: 'application/vnd.visio', extensions: ['vsd', 'vss'], detect: 'magic', compoundStreams: ['VisioDocument'] },
   { id: 'vsdx', name: 'Visio drawing', category: 'vector', mediaType: 'application/vnd.ms-visio.drawing', extensions: ['vsdx'], detect: 'magic' },
   { id: 'otg', name: 'OpenDocument drawing template', category: 'vector', mediaType: 'application/vnd.oasis.opendocument.graphics-template', extensions: ['otg'], detect: 'magic' },
   { id: 'fodg', name: 'Flat OpenDocument drawing', category: 'vector', mediaType: 'application/vnd.oasis.opendocument.graphics-flat-xml', extensions: ['fodg'], detect: 'extension' },
