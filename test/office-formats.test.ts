@@ -180,7 +180,10 @@ describe('the corpus: every real file is recognised by its content and converts'
         const words = longWords(pdf.text);
         // A workbook may hold figures alone: its letters and digits count.
         const held = CALC.has(format) ? pdf.text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0 : words.length;
-        if (!GRAPHIC.has(format)) assert.ok(held >= CORPUS_MIN_WORDS, `${name}: the PDF holds ${held} words`);
+        // A macro-enabled workbook may have no cells at all (poi-45431.xlsm: a VBA project and an
+        // empty sheet): its cells as an independent reader finds them decide.
+        const empty = format === 'xlsm' && !/[\p{L}\p{N}]/u.test(readDocument(source, 'xlsx').text);
+        if (!GRAPHIC.has(format) && !empty) assert.ok(held >= CORPUS_MIN_WORDS, `${name}: the PDF holds ${held} words`);
         const reader = OOXML_READER[format];
         if (reader) {
           const found = recall(longWords(readDocument(source, reader).text), pdf.text);
