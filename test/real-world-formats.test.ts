@@ -254,6 +254,10 @@ test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks, Mul
   for (const sheet of SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'xls', sheet.label);
   for (const sheet of WORKS_SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'wks', sheet.label);
   for (const sheet of MULTIPLAN_SHEETS) assert.equal(await sniffed(sheet.data, sheet.file), 'mp', sheet.label);
+  // Lotus 1-2-3 release 2 (BOF version 0x0406) is not a Works sheet: it is the wk1 format's (test/office-formats.test.ts).
+  const wk1 = worksSheet('dos', 'x', 1);
+  wk1.writeUInt16LE(0x0406, 4);
+  assert.equal(await sniffed(wk1, 'upload.xls'), 'wk1', 'a Lotus 1-2-3 WK1 worksheet (BOF version 0x0406)');
   const book = palmDoc('Lighthouse', BOOK_TEXT);
   assert.equal(await sniffed(book, 'book.mobi'), 'pdb', 'PalmDOC named .mobi');
   assert.equal(await sniffed(book, 'book.prc'), 'pdb', 'PalmDOC named .prc');
@@ -269,7 +273,6 @@ test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks, Mul
     ['a BIFF4 BOF with a wrong length', Buffer.concat([record(0x0409, u16(0, 0x0010, 0, 0)), cells(4, 'x', 1), EOF])],
     ['a BIFF5 BOF with an unknown version', Buffer.concat([record(0x0809, u16(0x0400, 0x0010, 0, 0)), cells(5, 'x', 1), EOF])],
     ['a BIFF BOF with nothing after it', worksheet4.subarray(0, 10)],
-    ['a Lotus 1-2-3 WK1 worksheet (BOF version 0x0406)', (() => { const wk1 = worksSheet('dos', 'x', 1); wk1.writeUInt16LE(0x0406, 4); return wk1; })()],
     ['a Works BOF with a wrong length', Buffer.concat([record(0x00ff, u16(0x0404, 0)), worksSheet('windows', 'x', 1).subarray(6)])],
     ['a Works BOF with nothing after it', worksSheet('windows', 'x', 1).subarray(0, 6)],
     ['a Works BOF followed by a record of no Lotus or Works type', Buffer.concat([record(0x00ff, u16(0x0404)), record(0x1234, Buffer.alloc(4))])],

@@ -22,6 +22,15 @@ interface Family {
   readonly writes: Readonly<Record<string, OfficeRequest>>;
   /** Targets that are final renditions (see ConversionEdge.endsRoute). */
   readonly renditions?: readonly string[];
+  /**
+   * Formats the family only reads (import-formats.ts), each converted to `importTargets` alone and
+   * never the first link of a longer route (their edges end routes): a Visio drawing becomes a PDF,
+   * a PNG, an SVG or an ODG, not every format those reach in turn.
+   */
+  readonly imports?: readonly string[];
+  readonly importTargets?: readonly string[];
+  /** Filters only the imports' edges use (Draw's own ODG, which its existing readers do not need). */
+  readonly importWrites?: Readonly<Record<string, OfficeRequest>>;
   /** A tiny document of the family in a flat XML format, for the start-up probe. */
   readonly probe: { readonly ext: string; readonly content: string };
 }
@@ -45,6 +54,12 @@ const FAMILIES: readonly Family[] = [
       html: { filter: 'HTML (StarWriter)', exportOptions: 'EmbedImages' },
       epub: { filter: 'EPUB' },
     },
+    // Not here: Hangul's HWP 5 (LibreOffice 7.4 reads HWP 97 alone) and UOF text (its own UOF
+    // text files come back without a page size: the PDF export fails, the page image is 1x1).
+    imports: ['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps'],
+    // png: the first page, as Impress and Draw give their first slide or page.
+    importTargets: ['pdf', 'docx', 'odt', 'doc', 'rtf', 'txt', 'png'],
+    importWrites: { png: { filter: 'writer_png_Export' } },
     probe: { ext: 'fodt', content: FLAT_ODF('application/vnd.oasis.opendocument.text', '<office:text><text:p>probe</text:p></office:text>') },
   },
   {
@@ -60,6 +75,9 @@ const FAMILIES: readonly Family[] = [
       html: { filter: 'HTML (StarCalc)' },
     },
     renditions: ['html'],
+    imports: ['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1'],
+    importTargets: ['pdf', 'xlsx', 'ods', 'xls', 'csv', 'png'],
+    importWrites: { png: { filter: 'calc_png_Export' } },
     probe: { ext: 'fods', content: FLAT_ODF('application/vnd.oasis.opendocument.spreadsheet', '<office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>probe</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>') },
   },
   {
@@ -74,6 +92,9 @@ const FAMILIES: readonly Family[] = [
       png: { filter: 'impress_png_Export' },
     },
     renditions: ['png'],
+    // CGM opens in Impress (LibreOffice's CGM import is Impress's).
+    imports: ['pptm', 'potx', 'potm', 'ppsx', 'ppsm', 'otp', 'uop', 'cgm'],
+    importTargets: ['pdf', 'pptx', 'odp', 'ppt', 'png'],
     probe: { ext: 'fodp', content: FLAT_ODF('application/vnd.oasis.opendocument.presentation', '<office:presentation><draw:page draw:name="p1"><draw:frame svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="2cm"><draw:text-box><text:p>probe</text:p></draw:text-box></draw:frame></draw:page></office:presentation>') },
   },
   {
@@ -85,14 +106,29 @@ const FAMILIES: readonly Family[] = [
       svg: { filter: 'draw_svg_Export' },
     },
     renditions: ['png'],
+    // Publisher documents open in Draw, as LibreOffice's import makes them drawings.
+    imports: ['vsd', 'vsdx', 'otg', 'fodg', 'pub', 'cdr', 'emf', 'wmf'],
+    importTargets: ['pdf', 'png', 'svg', 'odg'],
+    importWrites: { odg: { filter: 'draw8' } },
     probe: { ext: 'fodg', content: FLAT_ODF('application/vnd.oasis.opendocument.graphics', '<office:drawing><draw:page draw:name="p1"><draw:rect svg:x="1cm" svg:y="1cm" svg:width="2cm" svg:height="2cm"/></draw:page></office:drawing>') },
   },
 ];
 
-/** Readers that LibreOffice's type detection could send to the wrong module. */
+/**
+ * Readers named rather than left to LibreOffice's type detection: those it could send to the
+ * wrong module, and those of files whose extension (input.<id>) it would not know, so that the
+ * file is opened by the one reader its sniffed format says and by no other.
+ */
 const IMPORT_FILTERS: Readonly<Record<string, Pick<OfficeRequest, 'importFilter' | 'importOptions'>>> = {
   html: { importFilter: 'HTML (StarWriter)' },
   txt: { importFilter: 'Text (encoded)', importOptions: 'UTF8' },
+  wordml: { importFilter: 'MS Word 2003 XML' },
+  spreadsheetml: { importFilter: 'MS Excel 2003 XML' },
+  uos: { importFilter: 'UOF spreadsheet' },
+  uop: { importFilter: 'UOF presentation' },
+  slk: { importFilter: 'SYLK' },
+  dif: { importFilter: 'DIF' },
+  dbf: { importFilter: 'dBase' },
 };
 
 /**
@@ -123,7 +159,30 @@ const FAITHFUL_TARGETS = new Set(['pdf', 'xlsx', 'ods', 'svg']);
 /** A warm conversion costs a fraction of a second, but more than an in-process image step. */
 const COST = 4;
 
+/** The filter that writes `to` from a file of the family, read as one of its own or as an import. */
+function writerOf(family: Family, from: string, to: string): OfficeRequest | undefined {
+  if (family.reads.includes(from)) return family.writes[to];
+  if (family.imports?.includes(from) && family.importTargets?.includes(to)) return family.importWrites?.[to] ?? family.writes[to];
+  return undefined;
+}
+
 function edgesOf(family: Family): ConversionEdge[] {
+  return [...readEdges(family), ...importEdges(family)];
+}
+
+/** An import's edges: its family's common targets, each ending the route. */
+function importEdges(family: Family): ConversionEdge[] {
+  return (family.imports ?? []).flatMap((from) => (family.importTargets ?? []).map((to) => ({
+    from,
+    to,
+    cost: COST,
+    endsRoute: true,
+    ...(FAITHFUL_TARGETS.has(to) ? { faithful: true } : {}),
+    ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}),
+  })));
+}
+
+function readEdges(family: Family): ConversionEdge[] {
   return family.reads.flatMap((from) => Object.keys(family.writes).filter((to) => to !== from).map((to) => ({
     from,
     to,
@@ -186,11 +245,11 @@ export class LibreOfficeEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const family = FAMILIES.find((f) => f.reads.includes(request.from) && f.writes[request.to]);
-    if (!family) throw new Error(`LibreOffice has no filter for ${request.from} → ${request.to}`);
+    const writer = FAMILIES.map((family) => writerOf(family, request.from, request.to)).find((found) => found !== undefined);
+    if (!writer) throw new Error(`LibreOffice has no filter for ${request.from} → ${request.to}`);
     try {
       const pdf = request.to === 'pdf' ? pdfExport(request.options) : {};
-      await this.pool.convert(request.input, request.output, officeMessage({ ...family.writes[request.to]!, ...IMPORT_FILTERS[request.from], ...pdf }), request.limits.timeoutMs, request.signal);
+      await this.pool.convert(request.input, request.output, officeMessage({ ...writer, ...IMPORT_FILTERS[request.from], ...pdf }), request.limits.timeoutMs, request.signal);
     } catch (error) {
       // LibreOffice answers a password-protected file as one it cannot open: say which it is.
       if (error instanceof ConvertdError && error.code === 'corrupt_input' && await isPasswordProtected(request.input)) {

@@ -1,6 +1,7 @@
 // The formats the libreoffice engine adds to the catalogue (id, name, category, media type, extensions,
 // and how the sniffer recognises them).
 import type { FormatDefinition } from '../../formats/catalogue.ts';
+import { IMPORT_FORMATS } from './import-formats.ts';
 
 /**
  * The BOF record of a bare Excel stream, by record type: the length its body has, and the
@@ -140,7 +141,8 @@ export const FORMATS: readonly FormatDefinition[] = [
   // Encrypted by Office: an OLE file holding the package; taken as docx when so named, so the job can say it is encrypted.
   { id: 'docx', name: 'Word document', category: 'document', mediaType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', extensions: ['docx'], detect: 'magic', encryptedInCompoundFile: true },
   // Word, Excel and PowerPoint 97-2003 files are all OLE compound files; the streams inside tell them apart.
-  { id: 'doc', name: 'Word 97-2003 document', category: 'document', mediaType: 'application/msword', extensions: ['doc'], detect: 'magic', compoundStreams: ['WordDocument'] },
+  // Their templates (dot, xlt, pot) and PowerPoint's shows (pps) are the same files, and are read as such.
+  { id: 'doc', name: 'Word 97-2003 document', category: 'document', mediaType: 'application/msword', extensions: ['doc', 'dot'], detect: 'magic', compoundStreams: ['WordDocument'] },
   { id: 'odt', name: 'OpenDocument text', category: 'document', mediaType: 'application/vnd.oasis.opendocument.text', extensions: ['odt'], detect: 'magic' },
   { id: 'fodt', name: 'Flat OpenDocument text', category: 'document', mediaType: 'application/vnd.oasis.opendocument.text-flat-xml', extensions: ['fodt'], detect: 'extension' },
   { id: 'rtf', name: 'Rich Text Format', category: 'document', mediaType: 'application/rtf', extensions: ['rtf'], detect: 'magic' },
@@ -148,15 +150,16 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'wpd', name: 'WordPerfect document', category: 'document', mediaType: 'application/vnd.wordperfect', extensions: ['wpd', 'wp'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 4) === '\xffWPC' && head[8] === 1 },
   { id: 'txt', name: 'Plain text', category: 'document', mediaType: 'text/plain; charset=utf-8', extensions: ['txt', 'text'], detect: 'extension' },
   // Excel 97-2003 (and Excel 5/95) workbooks are OLE files holding a Workbook (Book) stream; Excel 2.x to 4.0 wrote bare BIFF streams.
-  { id: 'xls', name: 'Excel workbook (97-2003 and older)', category: 'spreadsheet', mediaType: 'application/vnd.ms-excel', extensions: ['xls'], detect: 'magic', compoundStreams: ['Workbook', 'Book'], signature: isBiffStream },
+  { id: 'xls', name: 'Excel workbook (97-2003 and older)', category: 'spreadsheet', mediaType: 'application/vnd.ms-excel', extensions: ['xls', 'xlt'], detect: 'magic', compoundStreams: ['Workbook', 'Book'], signature: isBiffStream },
   // Named input.wks, LibreOffice's type detection picks its Works (libwps) or Lotus reader by the content.
   { id: 'wks', name: 'Microsoft Works spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.ms-works', extensions: ['wks'], detect: 'magic', signature: isWorksSpreadsheet },
   // Microsoft Multiplan for DOS (no registered media type); LibreOffice's type detection hands input.mp to libwps.
   { id: 'mp', name: 'Microsoft Multiplan spreadsheet', category: 'spreadsheet', mediaType: 'application/x-multiplan', extensions: ['mp'], detect: 'magic', signature: isMultiplanSheet },
   { id: 'fods', name: 'Flat OpenDocument spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.oasis.opendocument.spreadsheet-flat-xml', extensions: ['fods'], detect: 'extension' },
   { id: 'pptx', name: 'PowerPoint presentation', category: 'presentation', mediaType: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', extensions: ['pptx'], detect: 'magic', encryptedInCompoundFile: true },
-  { id: 'ppt', name: 'PowerPoint 97-2003 presentation', category: 'presentation', mediaType: 'application/vnd.ms-powerpoint', extensions: ['ppt', 'pps'], detect: 'magic', compoundStreams: ['PowerPoint Document'] },
+  { id: 'ppt', name: 'PowerPoint 97-2003 presentation', category: 'presentation', mediaType: 'application/vnd.ms-powerpoint', extensions: ['ppt', 'pps', 'pot'], detect: 'magic', compoundStreams: ['PowerPoint Document'] },
   { id: 'odp', name: 'OpenDocument presentation', category: 'presentation', mediaType: 'application/vnd.oasis.opendocument.presentation', extensions: ['odp'], detect: 'magic' },
   { id: 'fodp', name: 'Flat OpenDocument presentation', category: 'presentation', mediaType: 'application/vnd.oasis.opendocument.presentation-flat-xml', extensions: ['fodp'], detect: 'extension' },
   { id: 'odg', name: 'OpenDocument drawing', category: 'vector', mediaType: 'application/vnd.oasis.opendocument.graphics', extensions: ['odg'], detect: 'magic' },
+  ...IMPORT_FORMATS,
 ];
