@@ -58,7 +58,8 @@ const LINEAR = new Set(['hdr', 'pfm']);
 const ICONS = new Set(['ico', 'cur']);
 /**
  * Black and white by an ordered (8x8 Bayer) dither of the grey image, which keeps each area's
- * brightness. The PBM coder's own reduction thresholds flat areas: a flat grey of 100 came out
+ * brightness (grey by BT.601's weights: ImageMagick's plain "Gray" made the sample a fifth
+ * darker than its luma). The PBM coder's own reduction thresholds flat areas: a flat grey of 100 came out
  * all black and one of 128 all white, and a picture of red and half-transparent blue lost a third
  * of its mean brightness (test/image-pairs.test.ts compares the brightness).
  */
@@ -198,8 +199,9 @@ export class ImageMagickEngine implements Engine {
     const background = rgbHex(rgbOption(options) ?? { kind: 'rgb', r: 255, g: 255, b: 255 });
     const args = [
       source,
-      // Linear light read as such, so that the result shows it in sRGB.
-      ...(LINEAR.has(from) ? ['-set', 'colorspace', 'RGB', '-colorspace', 'sRGB'] : []),
+      // Linear light read as such, shown in 8-bit sRGB (a 16-bit PGM of it was read by Pillow as
+      // a 32-bit integer image).
+      ...(LINEAR.has(from) ? ['-set', 'colorspace', 'RGB', '-colorspace', 'sRGB', '-depth', '8'] : []),
       '-auto-orient',
       ...resize,
       // Icons hold at most 256x256.
