@@ -2,8 +2,8 @@
 // Debian's vips): every pair they add to the catalogue goes through the HTTP API, and its output
 // is decoded by a tool that is not the engine that wrote it (Pillow, ffmpeg, Debian's vips, or a
 // few lines of Python in helpers/compare_images.py) and compared with its source: same size,
-// same picture (SSIM on luma), same colours. Comparisons and file(1) checks are batched: one
-// Python process and one file(1) process for many pairs.
+// same picture (SSIM on luma), same colours. Comparisons are batched: one Python process for
+// many pairs.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -40,7 +40,7 @@ const MIME: Record<string, string> = {
  */
 const FILE_SAYS: Record<string, RegExp> = {
   avif: /AVIF|ISO Media/, gif: /^GIF image/, jpg: /^JPEG image/, png: /^PNG image/, tiff: /^TIFF image/, webp: /Web\/P image/,
-  heic: /HEIF|ISO Media/, jxl: /JPEG XL|data/, jp2: /JPEG 2000/, bmp: /^PC bitmap/, ico: /icon resource/, tga: /Targa image/,
+  heic: /HEIF|ISO Media/, jp2: /JPEG 2000/, bmp: /^PC bitmap/, ico: /icon resource/, tga: /Targa image/,
   pcx: /^PCX/, ppm: /Netpbm image data.*pixmap/, pgm: /Netpbm image data.*greymap/, pbm: /Netpbm image data.*bitmap/, xpm: /X pixmap/,
   xbm: /xbm image/, xwd: /X-Window screen dump/, sgi: /^SGI image/, ras: /^Sun raster image/, pam: /Netpbm PAM/, pfm: /./,
   hdr: /Radiance HDR/, dpx: /^DPX image/, fits: /^FITS image/, mng: /^MNG video/, jng: /^JNG video/, cur: /cursor resource/,
@@ -172,8 +172,8 @@ function targetsOf(source: string): string[] {
 }
 
 /**
- * Comparisons and file(1) checks collected from the concurrent tests and run in batches: one
- * Python start (Pillow and numpy take ~0.3 s to import) and one file(1) start for many outputs.
+ * Comparisons collected from the concurrent tests and run in batches: one Python start (Pillow
+ * and numpy take ~0.3 s to import) for many outputs.
  */
 class Batch {
   private pending: Array<{ job: CompareJob; resolve: (r: { comparison: Comparison; says: string }) => void; reject: (e: Error) => void }> = [];
@@ -195,14 +195,11 @@ class Batch {
     const outputs = batch.map((entry) => entry.job.output);
     Promise.all([
       compareImages(batch.map((entry) => entry.job)),
-      // Each description follows its file's name and a NUL; one may run over several lines.
-      run('file', ['--print0', ...outputs]),
+      // One file(1) per output: its --brief descriptions of several files cannot be told apart
+      // when one runs over several lines (a JPEG XL codestream's does).
+      Promise.all(outputs.map((output) => run('file', ['--brief', output]))),
     ]).then(([comparisons, says]) => {
-      batch.forEach((entry, index) => {
-        const start = says.indexOf(`${outputs[index]}\0`) + outputs[index]!.length + 1;
-        const end = index + 1 < outputs.length ? says.indexOf(`${outputs[index + 1]}\0`, start) : says.length;
-        entry.resolve({ comparison: comparisons[index]!, says: says.slice(start, end).trim() });
-      });
+      batch.forEach((entry, index) => entry.resolve({ comparison: comparisons[index]!, says: says[index]!.trim() }));
     }, (error: Error) => {
       // One undecodable output fails the batch: each is checked alone to name it.
       for (const entry of batch) {
@@ -256,7 +253,14 @@ describe('every added raster pair converts and shows its source', { concurrency:
         const output = await writeTemp(bytes, `out.${target}`);
         const bilevel = BILEVEL.has(source) || BILEVEL.has(target);
         const { comparison, says } = await batch.check({ reference: input.reference, output, mode: bilevel ? 'bilevel' : 'colour' });
-        assert.match(says, FILE_SAYS[target]!, `file(1) recognises the ${target} output`);
+        if (target === 'jxl') {
+          // file(1) 5.44 knows only the boxed JPEG XL container; a bare codestream (FF 0A) it
+          // describes now as one, now as a FAT boot sector.
+          const boxed = bytes.subarray(0, 12).equals(Buffer.from('0000000c4a584c200d0a870a', 'hex'));
+          assert.ok(boxed || (bytes[0] === 0xff && bytes[1] === 0x0a), 'a JPEG XL signature');
+        } else {
+          assert.match(says, FILE_SAYS[target]!, `file(1) recognises the ${target} output`);
+        }
         const ssim = Math.min(SSIM_AT_LEAST[target]!, SSIM_AT_LEAST[source] ?? 1, SOURCE_SSIM[source] ?? 1, bilevel ? SSIM_BILEVEL : 1);
         t.diagnostic(`SSIM ${comparison.ssim?.toFixed(4)} (at least ${ssim}), decoded by ${comparison.output.decoder} and ${comparison.reference!.decoder}`);
         assert.deepEqual([comparison.output.width, comparison.output.height], [IMAGE_WIDTH, IMAGE_HEIGHT], 'size');
@@ -312,7 +316,7 @@ describe('hostile: only the coder of the sniffed format ever decodes an upload',
     header.writeUInt32BE(60_000, 4);
     header.writeUInt32BE(60_000, 8);
     header.writeUInt32BE(24, 12);
-    header.writeUInt32BE(60_000 * 60_000 * 3, 16);
+    header.writeUInt32BE(0, 16); // the data length: 0 is allowed (old-style files)
     header.writeUInt32BE(1, 20);
     const jobId = await submitOk(server.url, Buffer.concat([header, Buffer.alloc(4096)]), 'flood.ras', 'png');
     const { final } = await waitForJob(server.url, jobId);

@@ -223,8 +223,10 @@ export class ImageMagickEngine implements Engine {
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     if (result.exitCode !== 0) {
-      const detail = lastErrorLine(result.stderr);
-      if (/ResourceLimit|width or height exceeds|too large|exceeds limit/i.test(detail)) {
+      // The limit's line, not the last one: ImageMagick ends with "no images defined" after it.
+      const limitLine = result.stderr.split('\n').find((line) => /ResourceLimit|width or height exceeds|too large|exceeds limit/i.test(line));
+      const detail = limitLine?.trim() ?? lastErrorLine(result.stderr);
+      if (limitLine) {
         throw new ConvertdError('input_too_complex', `The image exceeds a processing limit (${detail}): send a smaller image.`);
       }
       if (/CorruptImage|ImproperImageHeader|insufficient image data|unexpected end|NegativeOrZeroImageSize|not a|decode/i.test(detail)) {
