@@ -161,10 +161,14 @@ def read_otb(path):
 def through_ffmpeg(path):
     with tempfile.TemporaryDirectory() as tmp:
         png = os.path.join(tmp, 'decoded.png')
-        subprocess.run(['ffmpeg', '-v', 'error', '-i', path, '-frames:v', '1', '-pix_fmt', 'rgba', png],
+        # ffmpeg's own choice of PNG pixel format keeps what the file has (an alpha channel or none).
+        subprocess.run(['ffmpeg', '-v', 'error', '-i', path, '-frames:v', '1', png],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         im = Image.open(png)
         im.load()
+        if im.mode in ('I', 'I;16', 'I;16B'):
+            # 16-bit grey, which Pillow's RGBA conversion would clip: its top 8 bits.
+            im = Image.fromarray((np.asarray(im, dtype=np.uint32) >> 8).astype(np.uint8))
         return im
 
 

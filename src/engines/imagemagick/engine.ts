@@ -206,7 +206,9 @@ export class ImageMagickEngine implements Engine {
       ...resize,
       // Icons hold at most 256x256.
       ...(ICONS.has(to) ? ['-resize', `${ICON_SIDE}x${ICON_SIDE}>`] : []),
-      ...(NO_ALPHA.has(to) ? ['-background', background, '-alpha', 'remove'] : []),
+      // "off" too: the Sun raster coder otherwise still wrote the (now opaque) alpha channel as a
+      // 32-bit raster, which Pillow reads with its bands shifted.
+      ...(NO_ALPHA.has(to) ? ['-background', background, '-alpha', 'remove', '-alpha', 'off'] : []),
       ...(BILEVEL_TARGETS.has(to) ? BILEVEL : []),
       // FITS is written as one grey plane of 8 bits, as astronomy's viewers show a FITS image: a
       // colour picture would be a cube of three planes that they show as three images. The
