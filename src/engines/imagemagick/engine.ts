@@ -24,7 +24,7 @@ const POLICY_DIR = fileURLToPath(new URL('./policy/', import.meta.url));
 const CODER: Record<string, string> = {
   png: 'PNG', bmp: 'BMP', ico: 'ICO', tga: 'TGA', psd: 'PSD', pcx: 'PCX', ppm: 'PPM', pgm: 'PGM', pbm: 'PBM', xpm: 'XPM', dds: 'DDS',
   xbm: 'XBM', xwd: 'XWD', sgi: 'SGI', ras: 'SUN', pam: 'PAM', pfm: 'PFM', hdr: 'HDR', dpx: 'DPX', cin: 'CIN', fits: 'FITS',
-  miff: 'MIFF', mng: 'MNG', jng: 'JNG', cur: 'CUR', pict: 'PICT', tim: 'TIM', viff: 'VIFF', wbmp: 'WBMP', otb: 'OTB', palm: 'PALM',
+  miff: 'MIFF', mng: 'MNG', jng: 'JNG', cur: 'CUR', pict: 'PICT', tim: 'TIM', viff: 'VIFF', wbmp: 'WBMP', otb: 'OTB',
 };
 /**
  * Written formats whose result another decoder here reads (Pillow, ffmpeg, Debian's vips, or a
@@ -34,10 +34,10 @@ const CODER: Record<string, string> = {
 const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb'];
 /**
  * Read only: nothing here but ImageMagick itself decodes what it would write (MIFF, its own
- * format; Cineon, VIFF, Palm), PICT is a legacy QuickDraw picture kept for reading old files,
+ * format; Cineon, VIFF), PICT is a legacy QuickDraw picture kept for reading old files,
  * and ImageMagick has no TIM writer.
  */
-const READS_ONLY_ADDED = ['pict', 'tim', 'cin', 'miff', 'viff', 'palm'];
+const READS_ONLY_ADDED = ['pict', 'tim', 'cin', 'miff', 'viff'];
 const WRITES = ['bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', ...WRITES_ADDED];
 const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'dds', ...WRITES_ADDED, ...READS_ONLY_ADDED];
 /**

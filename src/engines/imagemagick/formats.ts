@@ -40,7 +40,7 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'dds', name: 'DirectDraw surface', category: 'image', mediaType: 'image/vnd-ms.dds', extensions: ['dds'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 4) === 'DDS ' },
   // Added for issue #30: each with ImageMagick's coder named in engine.ts and allowed by name in
   // policy/policy.xml. Signatures as file(1)'s magic describes them; the few formats without one
-  // (WBMP, OTB, Palm) are taken by their extension and still decoded by their own coder only.
+  // (WBMP, OTB) are taken by their extension and still decoded by their own coder only.
   { id: 'xbm', name: 'X bitmap (black and white)', category: 'image', mediaType: 'image/x-xbitmap', extensions: ['xbm'], detect: 'magic', signature: (_head, text) => /^#define[ \t]+\S*width[ \t]+\d+/.test(text) },
   { id: 'xwd', name: 'X window dump', category: 'image', mediaType: 'image/x-xwindowdump', extensions: ['xwd'], detect: 'magic', signature: (head) => xwdHeader(head) },
   { id: 'sgi', name: 'SGI (Irix RGB) image', category: 'image', mediaType: 'image/x-sgi', extensions: ['sgi', 'rgb', 'rgba', 'bw'], detect: 'magic', signature: (head) => head.length >= 8 && head.readUInt16BE(0) === 474 && head[2]! <= 1 && (head[3] === 1 || head[3] === 2) && [1, 2, 3].includes(head.readUInt16BE(4)) },
@@ -60,5 +60,4 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'viff', name: 'Khoros VIFF image', category: 'image', mediaType: 'image/x-viff', extensions: ['viff', 'xv'], detect: 'magic', signature: (head) => head[0] === 0xab && head[1] === 0x01 && head[2] === 0x01 && head[3] === 0x03 },
   { id: 'wbmp', name: 'Wireless bitmap (WBMP)', category: 'image', mediaType: 'image/vnd.wap.wbmp', extensions: ['wbmp'], detect: 'extension' },
   { id: 'otb', name: 'Nokia over-the-air bitmap', category: 'image', mediaType: 'image/x-otb', extensions: ['otb'], detect: 'extension' },
-  { id: 'palm', name: 'Palm bitmap', category: 'image', mediaType: 'image/x-palm', extensions: ['palm'], detect: 'extension' },
 ];
