@@ -53,11 +53,16 @@ const SSIM_AT_LEAST: Record<string, number> = {
   png: SSIM_LOSSLESS, tiff: SSIM_LOSSLESS, bmp: SSIM_LOSSLESS, ico: SSIM_LOSSLESS, tga: SSIM_LOSSLESS, pcx: SSIM_LOSSLESS, ppm: SSIM_LOSSLESS,
   jpg: SSIM_LOSSY, webp: SSIM_LOSSY, avif: SSIM_LOSSY, heic: SSIM_LOSSY, jxl: SSIM_LOSSY, jp2: SSIM_LOSSY,
   gif: SSIM_PALETTE, xpm: SSIM_PALETTE, pgm: SSIM_GREY, pbm: SSIM_BILEVEL,
+  // Issue #30's writers (their pairs are in raster-formats.test.ts; here the transparency test).
+  sgi: SSIM_LOSSLESS, pam: SSIM_LOSSLESS, mng: SSIM_LOSSLESS, cur: SSIM_LOSSLESS, xwd: SSIM_LOSSLESS, ras: SSIM_LOSSLESS,
+  pfm: SSIM_LOSSLESS, dpx: SSIM_LOSSLESS, hdr: 0.98, jng: SSIM_LOSSY, fits: SSIM_GREY, xbm: SSIM_BILEVEL, wbmp: SSIM_BILEVEL, otb: SSIM_BILEVEL,
 };
 /** Each colour band's mean (0-255) may move this much: a swapped or shifted colour moves it by far more. */
 const MEAN_TOLERANCE = 8;
 /** Targets whose colours are reduced to grey or to black and white: their luma is compared instead. */
-const GREY_TARGETS = new Set(['pgm', 'pbm']);
+const GREY_TARGETS = new Set(['pgm', 'pbm', 'fits', 'xbm', 'wbmp', 'otb']);
+/** Black-and-white targets: dithered, compared over 4x4 blocks. */
+const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
 
 const luma = ([r, g, b]: readonly number[]) => 0.299 * r! + 0.587 * g! + 0.114 * b!;
 
@@ -210,11 +215,11 @@ describe('a photo stored sideways with an EXIF orientation comes out upright, wi
 
 describe('transparency: kept where the target has it, flattened onto white where it has not', { concurrency: 4 }, () => {
   /** Targets that keep an 8-bit alpha channel. */
-  const KEEP_ALPHA = ['png', 'webp', 'avif', 'tiff', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx'];
+  const KEEP_ALPHA = ['png', 'webp', 'avif', 'tiff', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx', 'sgi', 'pam', 'mng', 'cur'];
   /** Targets with on/off transparency only: half-transparent pixels become one or the other. */
   const ONE_BIT = ['gif', 'xpm'];
   /** Targets without transparency: flattened onto white, whichever engine writes them. */
-  const FLATTENED = ['jpg', 'ppm', 'pgm', 'pbm', 'pdf'];
+  const FLATTENED = ['jpg', 'ppm', 'pgm', 'pbm', 'pdf', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'xbm', 'wbmp', 'otb'];
   /** Lossy encoders may move alpha a little (measured: 3 for JPEG XL). */
   const ALPHA_TOLERANCE = 8;
   /** A band value at least this high is white. */
@@ -253,7 +258,7 @@ describe('transparency: kept where the target has it, flattened onto white where
         assert.deepEqual((await readdir(path.dirname(output))).sort(), ['out-000.png', 'out.pdf'], 'one image in the PDF');
         output = output.replace(/\.pdf$/, '-000.png');
       }
-      const mode = target === 'pbm' ? 'bilevel' : 'colour';
+      const mode = BILEVEL_TARGETS.has(target) ? 'bilevel' : 'colour';
       const [result] = await compareImages([{ reference: source, output, mode, probes: [CLEAR, OPAQUE, HALF] }]);
       const [clear, opaque, half] = result!.probes;
       t.diagnostic(`alpha ${result!.output.has_alpha}, clear ${clear}, opaque ${opaque}, half ${half}, SSIM on white ${result!.ssim?.toFixed(4)}`);
@@ -273,7 +278,7 @@ describe('transparency: kept where the target has it, flattened onto white where
       // Flattened onto white, output and source show the same picture (for one-bit targets the
       // half-transparent band differs, so only the size and the probes above are asserted).
       if (!ONE_BIT.includes(target)) {
-        const ssim = target === 'pbm' ? SSIM_BILEVEL : target === 'pdf' ? SSIM_LOSSLESS : SSIM_AT_LEAST[target]!;
+        const ssim = BILEVEL_TARGETS.has(target) ? SSIM_BILEVEL : target === 'pdf' ? SSIM_LOSSLESS : SSIM_AT_LEAST[target]!;
         assertSamePicture(result!, target === 'pdf' ? 'png' : target, ssim, label);
       } else {
         assert.deepEqual([result!.output.width, result!.output.height], [64, 48]);

@@ -8,7 +8,10 @@ a while to import).
 
 Decoding: Pillow (Debian's python3-pil) for every format it reads; XPM by read_xpm here;
 Debian's vips command line (not the libvips bundled with sharp) for the rest (HEIC, AVIF, JPEG
-XL), turned into an 8-bit sRGB PNG that Pillow then reads. The first frame of an animated or
+XL, Radiance HDR), turned into an 8-bit sRGB PNG that Pillow then reads. By the file's extension:
+ffmpeg for XBM (Pillow 9.4 reads its set bits as white, where X11, ImageMagick and ffmpeg show
+black), XWD, PAM, DPX and OpenEXR; a few lines here for PFM, WBMP, OTB, and for MNG and JNG
+(the PNG or JPEG stream they carry, which Pillow then decodes). The first frame of an animated or
 multi-page file, the largest image of an icon (Pillow's choice), the merged composite of a PSD.
 The reference is
 turned upright by its EXIF orientation (what a viewer shows and the engines write); the output
@@ -19,6 +22,7 @@ onto white first, over 7x7 windows with the usual constants, as scikit-image com
 default. "bilevel" is for a black-and-white output, which dithers: both are averaged over 4x4
 blocks first, so that a dither pattern counts as the grey it stands for.
 """
+import io
 import json
 import os
 import subprocess
@@ -76,8 +80,112 @@ def read_xpm(path):
     return image
 
 
+def srgb_from_linear(values):
+    """Linear light 0-1 to 8-bit sRGB (IEC 61966-2-1)."""
+    v = np.clip(values, 0.0, 1.0)
+    return np.where(v <= 0.0031308, v * 12.92, 1.055 * np.power(v, 1 / 2.4) - 0.055) * 255.0 + 0.5
+
+
+def read_pfm(path):
+    """Portable float map: "PF" (colour) or "Pf" (grey), size, scale (negative: little-endian), rows bottom first."""
+    data = open(path, 'rb').read()
+    fields = data.split(maxsplit=4)[:4]
+    kind, width, height, scale = fields[0], int(fields[1]), int(fields[2]), float(fields[3])
+    start = len(data) - width * height * (3 if kind == b'PF' else 1) * 4
+    pixels = np.frombuffer(data[start:], dtype='<f4' if scale < 0 else '>f4')
+    pixels = pixels.reshape(height, width, -1)[::-1] * abs(scale)
+    return Image.fromarray(srgb_from_linear(pixels).astype(np.uint8).squeeze())
+
+
+def png_chunks(data):
+    """(type, data, start, end) of every chunk after an 8-byte PNG/MNG/JNG signature."""
+    offset = 8
+    while offset + 8 <= len(data):
+        length = int.from_bytes(data[offset:offset + 4], 'big')
+        kind = data[offset + 4:offset + 8]
+        yield kind, data[offset + 8:offset + 8 + length], offset, offset + 12 + length
+        offset += 12 + length
+
+
+def read_mng(path):
+    """The first PNG stream of an MNG (from IHDR to IEND), as a PNG file."""
+    data = open(path, 'rb').read()
+    start = end = None
+    for kind, _body, first, last in png_chunks(data):
+        if kind == b'IHDR' and start is None:
+            start = first
+        if kind == b'IEND' and start is not None:
+            end = last
+            break
+    return Image.open(io.BytesIO(b'\x89PNG\r\n\x1a\n' + data[start:end]))
+
+
+def read_jng(path):
+    """The JPEG stream of a JNG (its JDAT chunks in order)."""
+    data = open(path, 'rb').read()
+    return Image.open(io.BytesIO(b''.join(body for kind, body, _s, _e in png_chunks(data) if kind == b'JDAT')))
+
+
+def bits_image(width, height, rows, one_is_white):
+    """A bilevel image from packed rows, most significant bit first."""
+    stride = (width + 7) // 8
+    bits = np.unpackbits(np.frombuffer(rows[:stride * height], dtype=np.uint8).reshape(height, stride), axis=1)[:, :width]
+    return Image.fromarray(((bits if one_is_white else 1 - bits) * 255).astype(np.uint8))
+
+
+def read_wbmp(path):
+    """WBMP type 0: type and header bytes, width and height as multi-byte integers, rows with 1 = white."""
+    data = open(path, 'rb').read()
+    offset = 2
+    sizes = []
+    for _ in range(2):
+        value = 0
+        while True:
+            byte = data[offset]
+            offset += 1
+            value = (value << 7) | (byte & 0x7f)
+            if not byte & 0x80:
+                break
+        sizes.append(value)
+    return bits_image(sizes[0], sizes[1], data[offset:], True)
+
+
+def read_otb(path):
+    """Nokia OTA bitmap: info byte, width, height, depth (1), rows with 1 = black, packed across rows."""
+    data = open(path, 'rb').read()
+    width, height = data[1], data[2]
+    bits = np.unpackbits(np.frombuffer(data[4:], dtype=np.uint8))[:width * height].reshape(height, width)
+    return Image.fromarray(((1 - bits) * 255).astype(np.uint8))
+
+
+def through_ffmpeg(path):
+    with tempfile.TemporaryDirectory() as tmp:
+        png = os.path.join(tmp, 'decoded.png')
+        # ffmpeg's own choice of PNG pixel format keeps what the file has (an alpha channel or none).
+        subprocess.run(['ffmpeg', '-v', 'error', '-i', path, '-frames:v', '1', png],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        im = Image.open(png)
+        im.load()
+        if im.mode in ('I', 'I;16', 'I;16B'):
+            # 16-bit grey, which Pillow's RGBA conversion would clip: its top 8 bits.
+            im = Image.fromarray((np.asarray(im, dtype=np.uint32) >> 8).astype(np.uint8))
+        return im
+
+
+# Formats Pillow 9.4 does not read, by the file's extension: a decoder that is not ImageMagick.
+BY_EXTENSION = {
+    'xbm': through_ffmpeg, 'xwd': through_ffmpeg, 'pam': through_ffmpeg, 'dpx': through_ffmpeg, 'exr': through_ffmpeg,
+    'pfm': read_pfm, 'mng': read_mng, 'jng': read_jng, 'wbmp': read_wbmp, 'otb': read_otb,
+}
+
+
 def open_image(path):
     """The first frame as an RGBA Pillow image, the format's name and the EXIF orientation."""
+    special = BY_EXTENSION.get(os.path.splitext(path)[1][1:].lower())
+    if special:
+        im = special(path)
+        im.load()
+        return im, special.__name__, None
     with open(path, 'rb') as handle:
         if handle.read(9) == b'/* XPM */':
             return read_xpm(path), 'xpm-reader', None

@@ -23,22 +23,47 @@ const POLICY_DIR = fileURLToPath(new URL('./policy/', import.meta.url));
 /** ImageMagick coder per format id. */
 const CODER: Record<string, string> = {
   png: 'PNG', bmp: 'BMP', ico: 'ICO', tga: 'TGA', psd: 'PSD', pcx: 'PCX', ppm: 'PPM', pgm: 'PGM', pbm: 'PBM', xpm: 'XPM', dds: 'DDS',
+  xbm: 'XBM', xwd: 'XWD', sgi: 'SGI', ras: 'SUN', pam: 'PAM', pfm: 'PFM', hdr: 'HDR', dpx: 'DPX', cin: 'CIN', fits: 'FITS',
+  miff: 'MIFF', mng: 'MNG', jng: 'JNG', cur: 'CUR', pict: 'PICT', tim: 'TIM', viff: 'VIFF', wbmp: 'WBMP', otb: 'OTB',
 };
-const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'dds'];
-const WRITES = ['bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm'];
+/**
+ * Written formats whose result another decoder here reads (Pillow, ffmpeg, Debian's vips, or a
+ * few lines of Python for the simplest), so that every pair is checked by a tool that is not
+ * ImageMagick (test/raster-formats.test.ts).
+ */
+const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb'];
+/**
+ * Read only: nothing here but ImageMagick itself decodes what it would write (MIFF, its own
+ * format; Cineon, VIFF), PICT is a legacy QuickDraw picture kept for reading old files,
+ * and ImageMagick has no TIM writer.
+ */
+const READS_ONLY_ADDED = ['pict', 'tim', 'cin', 'miff', 'viff'];
+const WRITES = ['bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', ...WRITES_ADDED];
+const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'dds', ...WRITES_ADDED, ...READS_ONLY_ADDED];
 /**
  * Targets with no alpha channel. ImageMagick drops the channel and shows whatever colour the
  * transparent pixels happen to hold (often black); they are flattened onto white instead, as
  * sharp does for JPEG and img2pdf's input is, so a transparent PNG looks the same in every target.
  */
-const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm']);
+const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm', 'xbm', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'wbmp', 'otb']);
+/** Black-and-white targets: dithered (BILEVEL below). */
+const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
+/**
+ * Floating-point formats hold linear light (Radiance HDR, PFM; what readers such as vips assume):
+ * written from sRGB by ImageMagick's linear "RGB" colourspace, and read back into sRGB. Written
+ * as they were, a vips reader showed the sample a third brighter.
+ */
+const LINEAR = new Set(['hdr', 'pfm']);
+/** Icons and cursors hold at most 256 x 256; their largest image is converted. */
+const ICONS = new Set(['ico', 'cur']);
 /**
  * Black and white by an ordered (8x8 Bayer) dither of the grey image, which keeps each area's
- * brightness. The PBM coder's own reduction thresholds flat areas: a flat grey of 100 came out
+ * brightness (grey by BT.601's weights: ImageMagick's plain "Gray" made the sample a fifth
+ * darker than its luma). The PBM coder's own reduction thresholds flat areas: a flat grey of 100 came out
  * all black and one of 128 all white, and a picture of red and half-transparent blue lost a third
  * of its mean brightness (test/image-pairs.test.ts compares the brightness).
  */
-const BILEVEL = ['-colorspace', 'Gray', '-ordered-dither', 'o8x8'];
+const BILEVEL = ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'];
 
 /**
  * Which image of an icon to convert: the largest (then the deepest), as viewers and Pillow
@@ -50,7 +75,8 @@ export async function largestIcon(file: string): Promise<number> {
   const handle = await fs.open(file, 'r');
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(6 + 16 * 256), 0, 6 + 16 * 256, 0);
-    if (bytesRead < 6 || buffer.readUInt16LE(0) !== 0 || buffer.readUInt16LE(2) !== 1) return 0;
+    // Type 1 is an icon, 2 a cursor: the same directory.
+    if (bytesRead < 6 || buffer.readUInt16LE(0) !== 0 || ![1, 2].includes(buffer.readUInt16LE(2))) return 0;
     const count = Math.min(buffer.readUInt16LE(4), Math.floor((bytesRead - 6) / 16));
     let best = 0;
     let bestKey = -1;
@@ -67,6 +93,25 @@ export async function largestIcon(file: string): Promise<number> {
   }
 }
 
+/**
+ * ImageMagick 6's CUR coder writes an icon's directory (type 1, bit depths where a cursor has its
+ * hot spot), which every reader then takes for an icon: the directory is made a cursor's (type 2)
+ * with its hot spot at the top left corner, the pixels stay as written.
+ */
+async function markAsCursor(file: string): Promise<void> {
+  const handle = await fs.open(file, 'r+');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(6 + 16 * 256), 0, 6 + 16 * 256, 0);
+    if (bytesRead < 6 || buffer.readUInt16LE(0) !== 0 || buffer.readUInt16LE(2) !== 1) return;
+    const count = Math.min(buffer.readUInt16LE(4), Math.floor((bytesRead - 6) / 16));
+    buffer.writeUInt16LE(2, 2);
+    for (let index = 0; index < count; index++) buffer.fill(0, 6 + 16 * index + 4, 6 + 16 * index + 8);
+    await handle.write(buffer, 0, 6 + 16 * count, 0);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Icons hold at most 256 x 256. */
 const ICON_SIDE = 256;
 
@@ -77,7 +122,7 @@ const ICON_SIDE = 256;
  */
 function targetOptions(to: string): OptionSpec[] {
   const specs = rasterOptions({ alpha: !NO_ALPHA.has(to), keepsMetadata: to === 'png' });
-  if (to !== 'ico') return specs;
+  if (!ICONS.has(to)) return specs;
   return specs.map((spec) => (spec.name === 'width' || spec.name === 'height') && spec.type === 'integer'
     ? narrow(spec, { maximum: ICON_SIDE, description: `${spec.description} An icon holds at most ${ICON_SIDE} × ${ICON_SIDE}.` })
     : spec);
@@ -117,14 +162,23 @@ export class ImageMagickEngine implements Engine {
       await fs.writeFile(path.join(dir, 'sample.ppm'), Buffer.concat([Buffer.from('P6\n8 8\n255\n'), Buffer.alloc(8 * 8 * 3, 200)]));
       const png = await run(CONVERT, ['PPM:sample.ppm', 'PNG:probe.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
       ensureSuccess(png, 'ImageMagick');
-      for (const format of WRITES) {
-        const out = await run(CONVERT, ['PNG:probe.png', `${CODER[format]}:probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
-        const back = out.exitCode === 0
-          ? await run(CONVERT, [`${CODER[format]}:probe.${format}`, 'PNG:back.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] })
-          : undefined;
-        if (back?.exitCode === 0) working.add(format);
+      const convert = (args: string[]) => run(CONVERT, args, { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
+      const written = (format: string) => `${CODER[format]}:probe.${format}`;
+      // Every writer in one process and every reader in another (each ImageMagick start costs
+      // about 50 ms in the sandbox, and every service start probes); one by one only when that fails.
+      const [last, ...others] = [...WRITES].reverse();
+      const all = await convert(['PNG:probe.png', ...others.flatMap((format) => ['-write', written(format)]), written(last!)]);
+      const allBack = all.exitCode === 0 ? await convert([...WRITES.map((format) => `${written(format)}[0]`), '-append', 'PNG:back.png']) : undefined;
+      if (allBack?.exitCode === 0) {
+        for (const format of WRITES) working.add(format);
+      } else {
+        for (const format of WRITES) {
+          const out = await convert(['PNG:probe.png', written(format)]);
+          const back = out.exitCode === 0 ? await convert([`${written(format)}[0]`, 'PNG:back.png']) : undefined;
+          if (back?.exitCode === 0) working.add(format);
+        }
       }
-      // Read-only formats (PSD, DDS) cannot be made here; they are advertised with their coder.
+      // Read-only formats (PSD, DDS, PICT, TIM, ...) are not made here; they are advertised with their coder.
       for (const format of READS) if (!WRITES.includes(format)) working.add(format);
       if (working.size < 3) throw new Error('ImageMagick converts none of its formats here');
       return EDGES.filter((e) => working.has(e.from) && working.has(e.to));
@@ -137,7 +191,7 @@ export class ImageMagickEngine implements Engine {
     const outCoder = CODER[to];
     if (!inCoder || !outCoder) throw new ConvertdError('conversion_failed', `ImageMagick does not convert ${from} to ${to} here.`);
     // One frame: PSD's flattened composite, an icon's largest image.
-    const frame = from === 'ico' ? await largestIcon(input) : 0;
+    const frame = ICONS.has(from) ? await largestIcon(input) : 0;
     const source = `${inCoder}:${path.basename(input)}[${frame}]`;
     const resize = requestedSize(options) ? await this.resizeArguments(source, options, to, request) : [];
     // Transparent areas of a target without alpha: white unless `background` says otherwise (a
@@ -145,12 +199,23 @@ export class ImageMagickEngine implements Engine {
     const background = rgbHex(rgbOption(options) ?? { kind: 'rgb', r: 255, g: 255, b: 255 });
     const args = [
       source,
+      // Linear light read as such, shown in 8-bit sRGB (a 16-bit PGM of it was read by Pillow as
+      // a 32-bit integer image).
+      ...(LINEAR.has(from) ? ['-set', 'colorspace', 'RGB', '-colorspace', 'sRGB', '-depth', '8'] : []),
       '-auto-orient',
       ...resize,
       // Icons hold at most 256x256.
-      ...(to === 'ico' ? ['-resize', `${ICON_SIDE}x${ICON_SIDE}>`] : []),
-      ...(NO_ALPHA.has(to) ? ['-background', background, '-alpha', 'remove'] : []),
-      ...(to === 'pbm' ? BILEVEL : []),
+      ...(ICONS.has(to) ? ['-resize', `${ICON_SIDE}x${ICON_SIDE}>`] : []),
+      // "off" too: the Sun raster coder otherwise still wrote the (now opaque) alpha channel as a
+      // 32-bit raster, which Pillow reads with its bands shifted.
+      ...(NO_ALPHA.has(to) ? ['-background', background, '-alpha', 'remove', '-alpha', 'off'] : []),
+      ...(BILEVEL_TARGETS.has(to) ? BILEVEL : []),
+      // FITS is written as one grey plane of 8 bits, as astronomy's viewers show a FITS image: a
+      // colour picture would be a cube of three planes that they show as three images. The
+      // brightness weighs the channels as BT.601 does (ImageMagick's plain "Gray" came out a
+      // fifth darker on the sample).
+      ...(to === 'fits' ? ['-grayscale', 'Rec601Luma', '-depth', '8'] : []),
+      ...(LINEAR.has(to) ? ['-colorspace', 'RGB'] : []),
       // Metadata is removed unless strip=false (offered where the target can hold it).
       ...(booleanOption(options, 'strip') === false ? [] : ['-strip']),
       `${outCoder}:${path.basename(output)}`,
@@ -160,8 +225,10 @@ export class ImageMagickEngine implements Engine {
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     if (result.exitCode !== 0) {
-      const detail = lastErrorLine(result.stderr);
-      if (/ResourceLimit|width or height exceeds|too large|exceeds limit/i.test(detail)) {
+      // The limit's line, not the last one: ImageMagick ends with "no images defined" after it.
+      const limitLine = result.stderr.split('\n').find((line) => /ResourceLimit|width or height exceeds|too large|exceeds limit/i.test(line));
+      const detail = limitLine?.trim() ?? lastErrorLine(result.stderr);
+      if (limitLine) {
         throw new ConvertdError('input_too_complex', `The image exceeds a processing limit (${detail}): send a smaller image.`);
       }
       if (/CorruptImage|ImproperImageHeader|insufficient image data|unexpected end|NegativeOrZeroImageSize|not a|decode/i.test(detail)) {
@@ -169,6 +236,7 @@ export class ImageMagickEngine implements Engine {
       }
     }
     ensureSuccess(result, 'ImageMagick');
+    if (to === 'cur') await markAsCursor(output);
   }
 
   /**
@@ -195,7 +263,7 @@ export class ImageMagickEngine implements Engine {
     if (target.width * target.height > limits.maxImagePixels) {
       throw new ConvertdError('invalid_option', `Options "width"/"height": ${target.width} × ${target.height} pixels is more than this service's limit of ${limits.maxImagePixels}.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'past the pixel limit', maximum_pixels: limits.maxImagePixels });
     }
-    if (to === 'ico' && (target.width > ICON_SIDE || target.height > ICON_SIDE)) {
+    if (ICONS.has(to) && (target.width > ICON_SIDE || target.height > ICON_SIDE)) {
       throw new ConvertdError('invalid_option', `Options "width"/"height": an icon holds at most ${ICON_SIDE} × ${ICON_SIDE} pixels.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'larger than an icon holds', maximum: ICON_SIDE });
     }
     const geometry = `${target.width}x${target.height}`;

@@ -15,7 +15,7 @@ import { outputSize, rasterOptions, requestedSize, type RasterTarget } from '../
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const LOADER: Record<string, string> = {
-  heic: 'heifload', jxl: 'jxlload', jp2: 'jp2kload', png: 'pngload', webp: 'webpload', tiff: 'tiffload', jpg: 'jpegload',
+  heic: 'heifload', jxl: 'jxlload', jp2: 'jp2kload', exr: 'openexrload', png: 'pngload', webp: 'webpload', tiff: 'tiffload', jpg: 'jpegload',
 };
 /**
  * Each target's saver: its fixed settings, and the raster options it takes. Every target here
@@ -43,6 +43,12 @@ const AUTOROTATES = new Set(['jpegload', 'tiffload']);
 /** Loaders that keep an EXIF orientation without applying it (libheif applies HEIF's own itself). */
 const ROTATE_AFTER = new Set(['pngload', 'webpload']);
 const ONLY_HERE = ['heic', 'jxl', 'jp2'];
+/**
+ * Read only, into PNG (sharp and the other engines chain the rest): OpenEXR (vips has no saver
+ * for it). Its pixels are linear light (scRGB floats), turned into 8-bit sRGB.
+ */
+const READ_ONLY = ['exr'];
+const LINEAR_LIGHT = new Set(['exr']);
 const COMMON = ['png', 'webp', 'tiff', 'jpg'];
 
 function edges(): ConversionEdge[] {
@@ -54,6 +60,7 @@ function edges(): ConversionEdge[] {
   for (const from of COMMON) for (const to of ONLY_HERE) list.push(edge(from, to));
   // Each format to itself too (from === to: a route of its own, for the options).
   for (const format of ONLY_HERE) list.push(edge(format, format));
+  for (const from of READ_ONLY) list.push(edge(from, 'png'));
   return list;
 }
 
@@ -91,6 +98,9 @@ export class VipsCliEngine implements Engine {
         if (load?.exitCode === 0 && load.stdout.trim() === '8') working.add(format);
       }
       if (!ONLY_HERE.some((f) => working.has(f))) throw new Error('vips reads and writes none of heic, jxl, jp2 here');
+      // The read-only loaders, when this build has them (OpenEXR comes with libopenexr).
+      const loaders = await run('/usr/bin/vips', ['-l', 'foreign'], { cwd: dir, timeoutMs: 20_000, env: ENV, captureStdout: true });
+      for (const format of READ_ONLY) if (loaders.stdout.includes(`(${LOADER[format]})`)) working.add(format);
       return this.edges.filter((e) => working.has(e.from) && working.has(e.to));
     });
   }
@@ -151,6 +161,8 @@ export class VipsCliEngine implements Engine {
 
     // What happens after decoding, each a vips operation from one file to the next.
     const operations: Array<(from: string, to: string) => string[]> = [];
+    // Linear-light floats (OpenEXR) into sRGB, which the PNG saver then writes in 8 bits.
+    if (LINEAR_LIGHT.has(from)) operations.push((a, b) => ['colourspace', a, b, 'srgb']);
     // A PNG or WebP with an EXIF orientation: decoded, then turned upright.
     if (sideways && ROTATE_AFTER.has(loader)) operations.push((a, b) => ['autorot', a, b]);
     if (resize) {

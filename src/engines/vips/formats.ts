@@ -6,5 +6,6 @@ import type { FormatDefinition } from '../../formats/catalogue.ts';
 export const FORMATS: readonly FormatDefinition[] = [
   { id: 'heic', name: 'HEIC/HEIF image', category: 'image', mediaType: 'image/heic', extensions: ['heic', 'heif', 'hif'], detect: 'magic' },
   { id: 'jxl', name: 'JPEG XL image', category: 'image', mediaType: 'image/jxl', extensions: ['jxl'], detect: 'magic' },
+  { id: 'exr', name: 'OpenEXR image (HDR)', category: 'image', mediaType: 'image/x-exr', extensions: ['exr'], detect: 'magic', signature: (head) => head.readUInt32BE(0) === 0x762f3101 },
   { id: 'jp2', name: 'JPEG 2000 image', category: 'image', mediaType: 'image/jp2', extensions: ['jp2', 'j2k', 'jpf'], detect: 'magic' },
 ];

@@ -1,0 +1,333 @@
+// The raster formats of issue #30 (ImageMagick's coders under the policy, OpenEXR through
+// Debian's vips): every pair they add to the catalogue goes through the HTTP API, and its output
+// is decoded by a tool that is not the engine that wrote it (Pillow, ffmpeg, Debian's vips, or a
+// few lines of Python in helpers/compare_images.py) and compared with its source: same size,
+// same picture (SSIM on luma), same colours. Comparisons are batched: one Python process for
+// many pairs.
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { convert, expectError, fetchCatalogue, submit, waitForJob, submitOk, type CatalogueEntry } from './helpers/client.ts';
+import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage } from './helpers/fixtures.ts';
+import { compareImages, type CompareJob, type Comparison } from './helpers/images.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import { writeTemp } from './helpers/tools.ts';
+
+/** The image formats there were before (sharp, vips, ImageMagick): targets of every new source. */
+const OLD_TARGETS = ['avif', 'gif', 'jpg', 'png', 'tiff', 'webp', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm'];
+const OLD_SOURCES = [...OLD_TARGETS, 'psd', 'dds'];
+/** Read and written through ImageMagick. */
+const ADDED_WRITES = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb'];
+/** Only read: ImageMagick (PICT, TIM, Cineon, MIFF, VIFF) and Debian's vips (OpenEXR). */
+const ADDED_READS = ['pict', 'tim', 'cin', 'miff', 'viff', 'exr'];
+const ADDED = [...ADDED_WRITES, ...ADDED_READS];
+
+const MIME: Record<string, string> = {
+  avif: 'image/avif', gif: 'image/gif', jpg: 'image/jpeg', png: 'image/png', tiff: 'image/tiff', webp: 'image/webp',
+  heic: 'image/heic', jxl: 'image/jxl', jp2: 'image/jp2', bmp: 'image/bmp', ico: 'image/vnd.microsoft.icon', tga: 'image/x-tga',
+  pcx: 'image/x-pcx', ppm: 'image/x-portable-pixmap', pgm: 'image/x-portable-graymap', pbm: 'image/x-portable-bitmap', xpm: 'image/x-xpixmap',
+  xbm: 'image/x-xbitmap', xwd: 'image/x-xwindowdump', sgi: 'image/x-sgi', ras: 'image/x-sun-raster', pam: 'image/x-portable-arbitrarymap',
+  pfm: 'image/x-portable-floatmap', hdr: 'image/vnd.radiance', dpx: 'image/x-dpx', fits: 'image/fits', mng: 'video/x-mng', jng: 'image/x-jng',
+  cur: 'image/x-win-bitmap', wbmp: 'image/vnd.wap.wbmp', otb: 'image/x-otb', pict: 'image/x-pict', tim: 'image/x-tim', cin: 'image/x-cineon',
+  miff: 'image/x-miff', viff: 'image/x-viff', exr: 'image/x-exr',
+};
+
+/**
+ * What file(1) 5.44 says of each target (its own magic, not ours). PFM, WBMP and OTB it does not
+ * know ("data"): their outputs are checked by the decoders alone, which read their headers.
+ */
+const FILE_SAYS: Record<string, RegExp> = {
+  avif: /AVIF|ISO Media/, gif: /^GIF image/, jpg: /^JPEG image/, png: /^PNG image/, tiff: /^TIFF image/, webp: /Web\/P image/,
+  heic: /HEIF|ISO Media/, jp2: /JPEG 2000/, bmp: /^PC bitmap/, ico: /icon resource/, tga: /Targa image/,
+  pcx: /^PCX/, ppm: /Netpbm image data.*pixmap/, pgm: /Netpbm image data.*greymap/, pbm: /Netpbm image data.*bitmap/, xpm: /X pixmap/,
+  xbm: /xbm image/, xwd: /X-Window screen dump/, sgi: /^SGI image/, ras: /^Sun raster image/, pam: /Netpbm PAM/, pfm: /./,
+  hdr: /Radiance HDR/, dpx: /^DPX image/, fits: /^FITS image/, mng: /^MNG video/, jng: /^JNG video/, cur: /cursor resource/,
+  wbmp: /./, otb: /./,
+};
+
+/*
+ * How close each target must be to its source (mean SSIM of the luma, 7x7 windows; 1 = the same
+ * picture, the sample mirrored scores below 0), as in image-pairs.test.ts, where the values
+ * measured on the sample are noted.
+ */
+const SSIM_LOSSLESS = 0.99;
+const SSIM_LOSSY = 0.93;
+const SSIM_PALETTE = 0.95;
+const SSIM_GREY = 0.97;
+const SSIM_BILEVEL = 0.95;
+/**
+ * Radiance HDR keeps 8 bits of mantissa per channel with a shared exponent: dark, saturated
+ * colours lose a little (0.992 measured on a red-blue gradient).
+ */
+const SSIM_HDR = 0.98;
+/**
+ * A PlayStation TIM of 15-bit colour (5 bits a channel) against the 8-bit PNG it was made from:
+ * the ramp comes in 32 steps.
+ */
+const SSIM_TIM = 0.95;
+const SSIM_AT_LEAST: Record<string, number> = {
+  png: SSIM_LOSSLESS, tiff: SSIM_LOSSLESS, bmp: SSIM_LOSSLESS, ico: SSIM_LOSSLESS, tga: SSIM_LOSSLESS, pcx: SSIM_LOSSLESS, ppm: SSIM_LOSSLESS,
+  jpg: SSIM_LOSSY, webp: SSIM_LOSSY, avif: SSIM_LOSSY, heic: SSIM_LOSSY, jxl: SSIM_LOSSY, jp2: SSIM_LOSSY,
+  gif: SSIM_PALETTE, xpm: SSIM_PALETTE, pgm: SSIM_GREY, pbm: SSIM_BILEVEL,
+  xbm: SSIM_BILEVEL, wbmp: SSIM_BILEVEL, otb: SSIM_BILEVEL, fits: SSIM_GREY,
+  xwd: SSIM_LOSSLESS, sgi: SSIM_LOSSLESS, ras: SSIM_LOSSLESS, pam: SSIM_LOSSLESS, pfm: SSIM_LOSSLESS, dpx: SSIM_LOSSLESS,
+  mng: SSIM_LOSSLESS, cur: SSIM_LOSSLESS, hdr: SSIM_HDR, jng: SSIM_LOSSY,
+};
+/** A source compared with the PNG it was made from (no decoder but ImageMagick reads it) may lose what its format loses. */
+const SOURCE_SSIM: Record<string, number> = { tim: SSIM_TIM };
+/** Each colour band's mean (0-255) may move this much: a swapped or shifted colour moves it by far more. */
+const MEAN_TOLERANCE = 8;
+/** Black and white: compared over 4x4 blocks (a dither pattern counts as its grey), and by luma. */
+const BILEVEL = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
+/** Grey: compared by luma. */
+const GREY = new Set(['pgm', 'fits', ...BILEVEL]);
+
+/**
+ * Sources an independent decoder reads (Pillow, ffmpeg, vips, compare_images.py): compared with
+ * themselves. The others (PICT, TIM, Cineon, MIFF, VIFF: only ImageMagick reads them here;
+ * OpenEXR: only vips, its engine, shows it in sRGB) are compared with the PNG they were made from.
+ */
+const DECODABLE = new Set(ADDED_WRITES);
+
+const luma = ([r, g, b]: readonly number[]) => 0.299 * r! + 0.587 * g! + 0.114 * b!;
+
+/** Runs a program and resolves with its stdout. */
+function run(program: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(program, args, { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => error ? reject(new Error(`${program}: ${stderr || error.message}`)) : resolve(stdout));
+  });
+}
+
+/**
+ * A PlayStation TIM written here (ImageMagick has no TIM writer): flags 2 (15-bit direct colour),
+ * then one block: its length, position, width in 16-bit units, height, and pixels of 5 bits per
+ * channel, red lowest.
+ */
+async function timFrom(png: string): Promise<Buffer> {
+  const sharp = (await import('sharp')).default;
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const pixels = Buffer.alloc(info.width * info.height * 2);
+  for (let index = 0; index < info.width * info.height; index++) {
+    const [r, g, b] = [data[index * 3]! >> 3, data[index * 3 + 1]! >> 3, data[index * 3 + 2]! >> 3];
+    pixels.writeUInt16LE(r | (g << 5) | (b << 10), index * 2);
+  }
+  const header = Buffer.alloc(20);
+  header.writeUInt32LE(0x10, 0);
+  header.writeUInt32LE(2, 4);
+  header.writeUInt32LE(12 + pixels.length, 8);
+  header.writeUInt16LE(info.width, 16);
+  header.writeUInt16LE(info.height, 18);
+  return Buffer.concat([header, pixels]);
+}
+
+/**
+ * ImageMagick's own arguments for a sample (Debian's convert under its system policy, as
+ * fixtures.ts makes the other rare formats): FITS as one grey plane, HDR and PFM in linear
+ * light as their readers expect, the black-and-white formats dithered.
+ */
+const SAMPLE_ARGS: Record<string, string[]> = {
+  fits: ['-grayscale', 'Rec601Luma', '-depth', '8'], hdr: ['-colorspace', 'RGB'], pfm: ['-colorspace', 'RGB'],
+  xbm: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'], wbmp: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
+  otb: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
+};
+const CODER: Record<string, string> = { ras: 'SUN' };
+
+interface Sample { bytes: Buffer; file: string; reference: string }
+const origin = (async () => writeTemp(await sampleImage('png'), 'origin.png'))();
+const samples = new Map<string, Promise<Sample>>();
+/** The sample in each source format, made once. */
+function sample(format: string): Promise<Sample> {
+  if (!samples.has(format)) {
+    samples.set(format, (async () => {
+      const png = await origin;
+      if (OLD_SOURCES.includes(format)) {
+        const bytes = await sampleImage(format);
+        const file = await writeTemp(bytes, `in.${format}`);
+        return { bytes, file, reference: file };
+      }
+      const file = path.join(await tempDir(), `in.${format}`);
+      if (format === 'tim') {
+        await import('node:fs/promises').then((fs) => timFrom(png).then((bytes) => fs.writeFile(file, bytes)));
+      } else if (format === 'exr') {
+        // ffmpeg's OpenEXR encoder, given linear light (the sRGB curve undone on 16-bit values), as
+        // an EXR holds it.
+        const linear = 'if(lt(val/65535\\,0.04045)\\,val/12.92\\,pow((val/65535+0.055)/1.055\\,2.4)*65535)';
+        await run('ffmpeg', ['-v', 'error', '-i', png, '-vf', `format=rgb48le,lutrgb=r='${linear}':g='${linear}':b='${linear}',format=gbrpf32le`, '-c:v', 'exr', '-f', 'image2', file]);
+      } else {
+        await run('/usr/bin/convert-im6.q16', [png, ...(SAMPLE_ARGS[format] ?? []), `${CODER[format] ?? format.toUpperCase()}:${file}`]);
+      }
+      return { bytes: await readFile(file), file, reference: DECODABLE.has(format) ? file : png };
+    })());
+  }
+  return samples.get(format)!;
+}
+
+/** The expected image targets of each source: every pair here is one test. */
+function targetsOf(source: string): string[] {
+  // An added writer converts to itself too (a route of its own, for the options).
+  if (ADDED.includes(source)) return [...OLD_TARGETS, ...ADDED_WRITES];
+  return [...ADDED_WRITES];
+}
+
+/**
+ * Comparisons collected from the concurrent tests and run in batches: one Python start (Pillow
+ * and numpy take ~0.3 s to import) for many outputs.
+ */
+class Batch {
+  private pending: Array<{ job: CompareJob; resolve: (r: { comparison: Comparison; says: string }) => void; reject: (e: Error) => void }> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  check(job: CompareJob): Promise<{ comparison: Comparison; says: string }> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ job, resolve, reject });
+      if (this.pending.length >= 24) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), 300);
+    });
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending.splice(0);
+    if (batch.length === 0) return;
+    const outputs = batch.map((entry) => entry.job.output);
+    Promise.all([
+      compareImages(batch.map((entry) => entry.job)),
+      // One file(1) per output: its --brief descriptions of several files cannot be told apart
+      // when one runs over several lines (a JPEG XL codestream's does).
+      Promise.all(outputs.map((output) => run('file', ['--brief', output]))),
+    ]).then(([comparisons, says]) => {
+      batch.forEach((entry, index) => entry.resolve({ comparison: comparisons[index]!, says: says[index]!.trim() }));
+    }, (error: Error) => {
+      // One undecodable output fails the batch: each is checked alone to name it.
+      for (const entry of batch) {
+        Promise.all([compareImages([entry.job]), run('file', ['--brief', entry.job.output])])
+          .then(([[comparison], says]) => entry.resolve({ comparison: comparison!, says: says.trim() }), (alone: Error) => entry.reject(alone ?? error));
+      }
+    });
+  }
+}
+const batch = new Batch();
+
+let server: RunningServer;
+let catalogue: readonly CatalogueEntry[];
+
+before(async () => {
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
+  catalogue = await fetchCatalogue(server.url);
+});
+after(async () => {
+  await server.stop();
+});
+
+const imageTargets = (entry: CatalogueEntry) => entry.targets.filter((id) => catalogue.find((f) => f.id === id)?.category === 'image');
+
+test('the catalogue lists every added raster format, with exactly the image targets tested here', () => {
+  for (const id of ADDED) {
+    const entry = catalogue.find((f) => f.id === id);
+    assert.ok(entry, `${id} missing from /api/formats`);
+    assert.equal(entry.category, 'image');
+    assert.equal(entry.media_type, MIME[id], `${id}: media type`);
+    assert.deepEqual([...imageTargets(entry)].filter((t) => t !== id || ADDED_WRITES.includes(id)).sort(), targetsOf(id).filter((t) => t !== id || ADDED_WRITES.includes(id)).sort(), `${id}: image targets`);
+  }
+  for (const id of OLD_SOURCES) {
+    const entry = catalogue.find((f) => f.id === id)!;
+    assert.deepEqual(imageTargets(entry).filter((t) => ADDED.includes(t)).sort(), targetsOf(id).sort(), `${id}: added targets`);
+  }
+  // No document or video reaches the added writers: they are image conversions. (SVG does, as it
+  // reaches every raster writer through rsvg's PNG.)
+  for (const entry of catalogue.filter((f) => f.category !== 'image' && f.id !== 'svg')) {
+    assert.deepEqual(entry.targets.filter((t) => ADDED_WRITES.includes(t)), [], `${entry.id} reaches an added raster writer`);
+  }
+});
+
+describe('every added raster pair converts and shows its source', { concurrency: 6 }, () => {
+  for (const source of [...ADDED, ...OLD_SOURCES]) {
+    for (const target of targetsOf(source)) {
+      test(`${source} → ${target}`, async (t) => {
+        const input = await sample(source);
+        const { bytes, response } = await convert(server.url, input.bytes, `sample.${source}`, target);
+        assert.equal(response.headers.get('content-type'), MIME[target]);
+        const output = await writeTemp(bytes, `out.${target}`);
+        const bilevel = BILEVEL.has(source) || BILEVEL.has(target);
+        const { comparison, says } = await batch.check({ reference: input.reference, output, mode: bilevel ? 'bilevel' : 'colour' });
+        if (target === 'jxl') {
+          // file(1) 5.44 knows only the boxed JPEG XL container; a bare codestream (FF 0A) it
+          // describes now as one, now as a FAT boot sector.
+          const boxed = bytes.subarray(0, 12).equals(Buffer.from('0000000c4a584c200d0a870a', 'hex'));
+          assert.ok(boxed || (bytes[0] === 0xff && bytes[1] === 0x0a), 'a JPEG XL signature');
+        } else {
+          assert.match(says, FILE_SAYS[target]!, `file(1) recognises the ${target} output`);
+        }
+        const ssim = Math.min(SSIM_AT_LEAST[target]!, SSIM_AT_LEAST[source] ?? 1, SOURCE_SSIM[source] ?? 1, bilevel ? SSIM_BILEVEL : 1);
+        t.diagnostic(`SSIM ${comparison.ssim?.toFixed(4)} (at least ${ssim}), decoded by ${comparison.output.decoder} and ${comparison.reference!.decoder}`);
+        assert.deepEqual([comparison.output.width, comparison.output.height], [IMAGE_WIDTH, IMAGE_HEIGHT], 'size');
+        assert.deepEqual([comparison.reference!.width, comparison.reference!.height], [IMAGE_WIDTH, IMAGE_HEIGHT], 'size of the reference');
+        assert.ok(comparison.ssim! >= ssim, `SSIM ${comparison.ssim!.toFixed(4)} below ${ssim}`);
+        const { output: out, reference: ref } = comparison;
+        if (GREY.has(source) || GREY.has(target)) {
+          assert.ok(Math.abs(luma(out.means) - luma(ref!.means)) <= MEAN_TOLERANCE, `brightness ${luma(out.means)} far from ${luma(ref!.means)}`);
+        } else {
+          for (const band of [0, 1, 2]) assert.ok(Math.abs(out.means[band]! - ref!.means[band]!) <= MEAN_TOLERANCE, `band ${band} mean ${out.means[band]} far from ${ref!.means[band]}`);
+        }
+      });
+    }
+  }
+});
+
+describe('hostile: only the coder of the sniffed format ever decodes an upload', { concurrency: 4 }, () => {
+  // ImageMagick scripting (MSL), vector drawing (MVG) and text files read other files and URLs;
+  // the policy allows none of them, and the engine names the coder of the format the sniffer
+  // found, so ImageMagick never guesses from the content.
+  const MSL = '<?xml version="1.0"?><image><read filename="/etc/passwd"/><write filename="out.png"/></image>';
+  const MVG = 'push graphic-context\nviewbox 0 0 8 8\nimage over 0,0 8,8 "text:/etc/passwd"\npop graphic-context\n';
+  for (const [name, content] of [
+    ['script.wbmp', MSL], ['script.otb', MSL], ['drawing.otb', MVG], ['drawing.wbmp', MVG], ['passwd.otb', 'text:/etc/passwd'],
+    ['url.wbmp', 'url:https://example.com/a.png'], ['ephemeral.otb', 'ephemeral:/etc/hostname'],
+  ] as const) {
+    test(`${name}, really ${content.slice(0, 12)}…, is refused as a damaged ${path.extname(name).slice(1)}`, async () => {
+      const jobId = await submitOk(server.url, Buffer.from(content), name, 'png');
+      const { final } = await waitForJob(server.url, jobId);
+      assert.equal(final.status, 'error');
+      // A text read as a WBMP or OTB header may also declare a size past the limits.
+      assert.ok(['corrupt_input', 'conversion_failed', 'input_too_complex'].includes(final.error!.code), `code ${final.error!.code}`);
+      assert.doesNotMatch(JSON.stringify(final.error), /root:|localhost/, 'no file content leaks into the message');
+    });
+  }
+  test('a file named .xbm that is really MSL is not taken as XBM', async () => {
+    await expectError(await submit(server.url, Buffer.from(MSL), 'script.xbm', 'png'), 415, 'unsupported_format');
+  });
+  test('an SVG with an href to a local file named .hdr is not handed to ImageMagick', async () => {
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="8" height="8"><image xlink:href="/etc/passwd" width="8" height="8"/></svg>';
+    const response = await submit(server.url, Buffer.from(svg), 'picture.hdr', 'png');
+    // Taken as what it is (an SVG, rendered by rsvg without external files) or refused: never Radiance.
+    if (response.status === 200) {
+      const { job_id } = (await response.json()) as { job_id: string };
+      const { final } = await waitForJob(server.url, job_id);
+      assert.equal(final.source, 'svg');
+    } else {
+      assert.equal(response.status, 415);
+    }
+  });
+  test('a pixel flood in a Sun raster header is refused, not decoded', async () => {
+    const header = Buffer.alloc(32);
+    header.writeUInt32BE(0x59a66a95, 0);
+    header.writeUInt32BE(60_000, 4);
+    header.writeUInt32BE(60_000, 8);
+    header.writeUInt32BE(24, 12);
+    header.writeUInt32BE(0, 16); // the data length: 0 is allowed (old-style files)
+    header.writeUInt32BE(1, 20);
+    const jobId = await submitOk(server.url, Buffer.concat([header, Buffer.alloc(4096)]), 'flood.ras', 'png');
+    const { final } = await waitForJob(server.url, jobId);
+    assert.equal(final.status, 'error');
+    assert.ok(['input_too_complex', 'corrupt_input'].includes(final.error!.code), `code ${final.error!.code}`);
+  });
+});
+
+test('a cursor written here is a cursor (type 2), not an icon', async () => {
+  const { bytes } = await convert(server.url, (await sample('png')).bytes, 'arrow.png', 'cur');
+  assert.equal(bytes.readUInt16LE(2), 2);
+  assert.match(execFileSync('file', ['--brief', await writeTemp(bytes, 'x.cur')]).toString(), /cursor resource/);
+});
