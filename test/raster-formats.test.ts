@@ -6,13 +6,13 @@
 // many pairs.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { convert, expectError, fetchCatalogue, submit, waitForJob, submitOk, type CatalogueEntry } from './helpers/client.ts';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage } from './helpers/fixtures.ts';
 import { compareImages, type CompareJob, type Comparison } from './helpers/images.ts';
-import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import { BILEVEL, GREY, luma, MEAN_TOLERANCE, SSIM_AT_LEAST, SSIM_BILEVEL } from './helpers/image-expectations.ts';
+import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
 /** The image formats there were before (sharp, vips, ImageMagick): targets of every new source. */
@@ -47,42 +47,13 @@ const FILE_SAYS: Record<string, RegExp> = {
   wbmp: /./, otb: /./,
 };
 
-/*
- * How close each target must be to its source (mean SSIM of the luma, 7x7 windows; 1 = the same
- * picture, the sample mirrored scores below 0), as in image-pairs.test.ts, where the values
- * measured on the sample are noted.
- */
-const SSIM_LOSSLESS = 0.99;
-const SSIM_LOSSY = 0.93;
-const SSIM_PALETTE = 0.95;
-const SSIM_GREY = 0.97;
-const SSIM_BILEVEL = 0.95;
-/**
- * Radiance HDR keeps 8 bits of mantissa per channel with a shared exponent: dark, saturated
- * colours lose a little (0.992 measured on a red-blue gradient).
- */
-const SSIM_HDR = 0.98;
 /**
  * A PlayStation TIM of 15-bit colour (5 bits a channel) against the 8-bit PNG it was made from:
  * the ramp comes in 32 steps.
  */
 const SSIM_TIM = 0.95;
-const SSIM_AT_LEAST: Record<string, number> = {
-  png: SSIM_LOSSLESS, tiff: SSIM_LOSSLESS, bmp: SSIM_LOSSLESS, ico: SSIM_LOSSLESS, tga: SSIM_LOSSLESS, pcx: SSIM_LOSSLESS, ppm: SSIM_LOSSLESS,
-  jpg: SSIM_LOSSY, webp: SSIM_LOSSY, avif: SSIM_LOSSY, heic: SSIM_LOSSY, jxl: SSIM_LOSSY, jp2: SSIM_LOSSY,
-  gif: SSIM_PALETTE, xpm: SSIM_PALETTE, pgm: SSIM_GREY, pbm: SSIM_BILEVEL,
-  xbm: SSIM_BILEVEL, wbmp: SSIM_BILEVEL, otb: SSIM_BILEVEL, fits: SSIM_GREY,
-  xwd: SSIM_LOSSLESS, sgi: SSIM_LOSSLESS, ras: SSIM_LOSSLESS, pam: SSIM_LOSSLESS, pfm: SSIM_LOSSLESS, dpx: SSIM_LOSSLESS,
-  mng: SSIM_LOSSLESS, cur: SSIM_LOSSLESS, hdr: SSIM_HDR, jng: SSIM_LOSSY,
-};
 /** A source compared with the PNG it was made from (no decoder but ImageMagick reads it) may lose what its format loses. */
 const SOURCE_SSIM: Record<string, number> = { tim: SSIM_TIM };
-/** Each colour band's mean (0-255) may move this much: a swapped or shifted colour moves it by far more. */
-const MEAN_TOLERANCE = 8;
-/** Black and white: compared over 4x4 blocks (a dither pattern counts as its grey), and by luma. */
-const BILEVEL = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
-/** Grey: compared by luma. */
-const GREY = new Set(['pgm', 'fits', ...BILEVEL]);
 
 /**
  * Sources an independent decoder reads (Pillow, ffmpeg, vips, compare_images.py): compared with
@@ -91,7 +62,6 @@ const GREY = new Set(['pgm', 'fits', ...BILEVEL]);
  */
 const DECODABLE = new Set(ADDED_WRITES);
 
-const luma = ([r, g, b]: readonly number[]) => 0.299 * r! + 0.587 * g! + 0.114 * b!;
 
 /** Runs a program and resolves with its stdout. */
 function run(program: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
@@ -100,40 +70,6 @@ function run(program: string, args: string[], env: NodeJS.ProcessEnv = process.e
   });
 }
 
-/**
- * A PlayStation TIM written here (ImageMagick has no TIM writer): flags 2 (15-bit direct colour),
- * then one block: its length, position, width in 16-bit units, height, and pixels of 5 bits per
- * channel, red lowest.
- */
-async function timFrom(png: string): Promise<Buffer> {
-  const sharp = (await import('sharp')).default;
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const pixels = Buffer.alloc(info.width * info.height * 2);
-  for (let index = 0; index < info.width * info.height; index++) {
-    const [r, g, b] = [data[index * 3]! >> 3, data[index * 3 + 1]! >> 3, data[index * 3 + 2]! >> 3];
-    pixels.writeUInt16LE(r | (g << 5) | (b << 10), index * 2);
-  }
-  const header = Buffer.alloc(20);
-  header.writeUInt32LE(0x10, 0);
-  header.writeUInt32LE(2, 4);
-  header.writeUInt32LE(12 + pixels.length, 8);
-  header.writeUInt16LE(info.width, 16);
-  header.writeUInt16LE(info.height, 18);
-  return Buffer.concat([header, pixels]);
-}
-
-/**
- * ImageMagick's own arguments for a sample (Debian's convert under its system policy, as
- * fixtures.ts makes the other rare formats): FITS as one grey plane, HDR and PFM in linear
- * light as their readers expect, the black-and-white formats dithered.
- */
-const SAMPLE_ARGS: Record<string, string[]> = {
-  fits: ['-grayscale', 'Rec601Luma', '-depth', '8'], hdr: ['-colorspace', 'RGB'], pfm: ['-colorspace', 'RGB'],
-  xbm: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'], wbmp: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
-  otb: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
-};
-const CODER: Record<string, string> = { ras: 'SUN' };
-
 interface Sample { bytes: Buffer; file: string; reference: string }
 const origin = (async () => writeTemp(await sampleImage('png'), 'origin.png'))();
 const samples = new Map<string, Promise<Sample>>();
@@ -141,24 +77,9 @@ const samples = new Map<string, Promise<Sample>>();
 function sample(format: string): Promise<Sample> {
   if (!samples.has(format)) {
     samples.set(format, (async () => {
-      const png = await origin;
-      if (OLD_SOURCES.includes(format)) {
-        const bytes = await sampleImage(format);
-        const file = await writeTemp(bytes, `in.${format}`);
-        return { bytes, file, reference: file };
-      }
-      const file = path.join(await tempDir(), `in.${format}`);
-      if (format === 'tim') {
-        await import('node:fs/promises').then((fs) => timFrom(png).then((bytes) => fs.writeFile(file, bytes)));
-      } else if (format === 'exr') {
-        // ffmpeg's OpenEXR encoder, given linear light (the sRGB curve undone on 16-bit values), as
-        // an EXR holds it.
-        const linear = 'if(lt(val/65535\\,0.04045)\\,val/12.92\\,pow((val/65535+0.055)/1.055\\,2.4)*65535)';
-        await run('ffmpeg', ['-v', 'error', '-i', png, '-vf', `format=rgb48le,lutrgb=r='${linear}':g='${linear}':b='${linear}',format=gbrpf32le`, '-c:v', 'exr', '-f', 'image2', file]);
-      } else {
-        await run('/usr/bin/convert-im6.q16', [png, ...(SAMPLE_ARGS[format] ?? []), `${CODER[format] ?? format.toUpperCase()}:${file}`]);
-      }
-      return { bytes: await readFile(file), file, reference: DECODABLE.has(format) ? file : png };
+      const bytes = await sampleImage(format);
+      const file = await writeTemp(bytes, `in.${format}`);
+      return { bytes, file, reference: OLD_SOURCES.includes(format) || DECODABLE.has(format) ? file : await origin };
     })());
   }
   return samples.get(format)!;

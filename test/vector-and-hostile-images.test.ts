@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob } from './helpers/client.ts';
 import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
-import { flatPng, sampleImage } from './helpers/fixtures.ts';
+import { flatPng, IMAGE_HEIGHT, IMAGE_WIDTH, SAMPLE_SVG, sampleImage } from './helpers/fixtures.ts';
 import { renderInChromium } from './helpers/browser-render.ts';
 import { compareImages } from './helpers/images.ts';
+import { BILEVEL, GREY, luma, MEAN_TOLERANCE, SSIM_AT_LEAST } from './helpers/image-expectations.ts';
 import { fileMime, writeTemp } from './helpers/tools.ts';
 
 let server: RunningServer;
@@ -98,6 +99,27 @@ test('svg → png, webp and jpg draw what Chromium draws, at the declared size, 
         assert.ok([r, g, b].every((v, i) => Math.abs(v - expected[i]!) <= COLOUR_TOLERANCE), `${label}: ${probe.colour}, not ${[r, g, b]}`);
       }
     }
+  }
+});
+
+test('svg → every other raster target shows the picture svg → png shows (checked against Chromium above)', async (t) => {
+  // svg → X is librsvg's PNG, then X's writer: what the second step adds is measured against the
+  // service's own svg → png, decoded by Pillow (or another decoder that is not X's writer). The
+  // drawing is the raster suites' sample (flat areas, bars, a ramp: no text for a dither to break).
+  const catalogue = await fetchCatalogue(server.url);
+  const rasters = new Set(catalogue.filter((f) => f.category === 'image').map((f) => f.id));
+  const targets = catalogue.find((f) => f.id === 'svg')!.targets.filter((id) => rasters.has(id) && !['png', 'webp', 'jpg'].includes(id));
+  assert.ok(targets.length >= 25, `svg reaches ${targets.length} other raster targets`);
+  const reference = await writeTemp((await convert(server.url, Buffer.from(SAMPLE_SVG), 'drawing.svg', 'png')).bytes, 'drawing.png');
+  const outputs = await Promise.all(targets.map(async (target) => writeTemp((await convert(server.url, Buffer.from(SAMPLE_SVG), 'drawing.svg', target)).bytes, `drawing.${target}`)));
+  const results = await compareImages(outputs.map((output, index) => ({ reference, output, mode: BILEVEL.has(targets[index]!) ? 'bilevel' as const : 'colour' as const })));
+  t.diagnostic(targets.map((target, index) => `${target} ${results[index]!.ssim?.toFixed(4)}`).join(', '));
+  for (const [index, target] of targets.entries()) {
+    const result = results[index]!;
+    assert.deepEqual([result.output.width, result.output.height], [IMAGE_WIDTH, IMAGE_HEIGHT], `svg → ${target}: the declared size`);
+    assert.ok(result.ssim! >= SSIM_AT_LEAST[target]!, `svg → ${target}: SSIM ${result.ssim} below ${SSIM_AT_LEAST[target]}`);
+    const bands = GREY.has(target) ? [luma(result.output.means) - luma(result.reference!.means)] : [0, 1, 2].map((band) => result.output.means[band]! - result.reference!.means[band]!);
+    assert.ok(bands.every((difference) => Math.abs(difference) <= MEAN_TOLERANCE), `svg → ${target}: colours moved by ${bands}`);
   }
 });
 

@@ -16,7 +16,7 @@ export const IMAGE_HEIGHT = 64;
  * blue half with a white disc, an orange half with black bars of three widths, and a black-to-white
  * ramp along the bottom (edges, flat areas, fine detail and every grey level).
  */
-const SAMPLE_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="${IMAGE_WIDTH}" height="${IMAGE_HEIGHT}">
+export const SAMPLE_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="${IMAGE_WIDTH}" height="${IMAGE_HEIGHT}">
   <defs><linearGradient id="ramp"><stop offset="0" stop-color="#000"/><stop offset="1" stop-color="#fff"/></linearGradient></defs>
   <rect width="48" height="64" fill="rgb(20,40,160)"/>
   <rect x="48" width="48" height="64" fill="rgb(240,150,30)"/>
@@ -39,7 +39,11 @@ export async function sampleImage(format: string): Promise<Buffer> {
     case 'tiff': return base.tiff().toBuffer();
     case 'heic': case 'jxl': case 'jp2': return viaVipsCli(encoded, format);
     case 'bmp': case 'ico': case 'tga': case 'pcx': case 'ppm': case 'pgm': case 'pbm': case 'xpm': case 'psd': case 'dds':
+    case 'xbm': case 'xwd': case 'sgi': case 'ras': case 'pam': case 'pfm': case 'hdr': case 'dpx': case 'fits': case 'mng':
+    case 'jng': case 'cur': case 'wbmp': case 'otb': case 'pict': case 'cin': case 'miff': case 'viff':
       return viaImageMagick(encoded, format);
+    case 'tim': return timFrom(encoded);
+    case 'exr': return exrFrom(encoded);
     default: throw new Error(`no sample for ${format}`);
   }
 }
@@ -58,12 +62,55 @@ async function viaVipsCli(png: Buffer, format: string): Promise<Buffer> {
   return fs.readFile(path.join(dir, `out.${format}`));
 }
 
+/**
+ * ImageMagick's own arguments for a sample: FITS as one grey plane, HDR and PFM in linear light as
+ * their readers expect, the black-and-white formats dithered.
+ */
+const IMAGEMAGICK_SAMPLE_ARGS: Record<string, string[]> = {
+  fits: ['-grayscale', 'Rec601Luma', '-depth', '8'], hdr: ['-colorspace', 'RGB'], pfm: ['-colorspace', 'RGB'],
+  xbm: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'], wbmp: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
+  otb: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
+};
+/** ImageMagick's coder where its name is not the format id. */
+const IMAGEMAGICK_CODER: Record<string, string> = { ras: 'SUN' };
+
 /** Rare raster formats, made with Debian's ImageMagick under its own system policy. */
 async function viaImageMagick(png: Buffer, format: string): Promise<Buffer> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-fixture-'));
   await fs.writeFile(path.join(dir, 'in.png'), png);
-  execFileSync('/usr/bin/convert-im6.q16', [path.join(dir, 'in.png'), `${format.toUpperCase()}:${path.join(dir, `out.${format}`)}`]);
+  const coder = IMAGEMAGICK_CODER[format] ?? format.toUpperCase();
+  execFileSync('/usr/bin/convert-im6.q16', [path.join(dir, 'in.png'), ...(IMAGEMAGICK_SAMPLE_ARGS[format] ?? []), `${coder}:${path.join(dir, `out.${format}`)}`]);
   return fs.readFile(path.join(dir, `out.${format}`));
+}
+
+/**
+ * A PlayStation TIM written here (ImageMagick has no TIM writer): flags 2 (15-bit direct colour),
+ * then one block: its length, position, width in 16-bit units, height, and pixels of 5 bits per
+ * channel, red lowest.
+ */
+async function timFrom(png: Buffer): Promise<Buffer> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const pixels = Buffer.alloc(info.width * info.height * 2);
+  for (let index = 0; index < info.width * info.height; index++) {
+    const [r, g, b] = [data[index * 3]! >> 3, data[index * 3 + 1]! >> 3, data[index * 3 + 2]! >> 3];
+    pixels.writeUInt16LE(r | (g << 5) | (b << 10), index * 2);
+  }
+  const header = Buffer.alloc(20);
+  header.writeUInt32LE(0x10, 0);
+  header.writeUInt32LE(2, 4);
+  header.writeUInt32LE(12 + pixels.length, 8);
+  header.writeUInt16LE(info.width, 16);
+  header.writeUInt16LE(info.height, 18);
+  return Buffer.concat([header, pixels]);
+}
+
+/** An OpenEXR made by ffmpeg's encoder, given linear light (the sRGB curve undone on 16-bit values), as an EXR holds it. */
+async function exrFrom(png: Buffer): Promise<Buffer> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-fixture-'));
+  await fs.writeFile(path.join(dir, 'in.png'), png);
+  const linear = 'if(lt(val/65535\\,0.04045)\\,val/12.92\\,pow((val/65535+0.055)/1.055\\,2.4)*65535)';
+  execFileSync('ffmpeg', ['-v', 'error', '-i', path.join(dir, 'in.png'), '-vf', `format=rgb48le,lutrgb=r='${linear}':g='${linear}':b='${linear}',format=gbrpf32le`, '-c:v', 'exr', '-f', 'image2', path.join(dir, 'out.exr')]);
+  return fs.readFile(path.join(dir, 'out.exr'));
 }
 
 function crc32(data: Buffer): number {
