@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -184,7 +184,10 @@ before(async () => {
     }
   }
 });
-after(async () => { await server?.stop(); });
+after(async () => {
+  await server?.stop();
+  if (work) await fs.rm(work, { recursive: true, force: true });
+});
 
 test('the catalogue offers exactly the archive pairs these two files prove, each format sniffed by its content', async () => {
   const catalogue = await fetchCatalogue(server.url);
@@ -230,7 +233,7 @@ function outputsOf(source: string): Promise<Map<string, { members?: Members; err
       }));
       const listed = [...results].filter(([, r]) => r.file);
       const listings = await listMany(listed.map(([target, r]) => ({ file: r.file!, format: target })));
-      listed.forEach(([target, r], i) => {
+      listed.forEach(([, r], i) => {
         const listing = listings[i]!;
         if ('error' in listing && typeof listing.error === 'string') r.error = `the output cannot be listed: ${listing.error}`;
         else r.members = listing as Members;
@@ -252,5 +255,246 @@ describe('every new archive pair keeps every member: names, directories, sizes, 
       assert.match(result.disposition!, new RegExp(`filename="?backup\\.${ending.replaceAll('.', '\\.')}"?`));
       assertSameMembers(result.members!, expected, `${source} → ${target}`);
     });
+  }
+});
+
+// Hostile archives of every new read format: each class the format can carry, made by bsdtar from
+// a tar that tar-stream writes (compressed tars, cpio, ISO 9660, xar: `bsdtar -P` keeps `..` and
+// absolute names where the target format can hold them) or by the hand writers (RAR, LHA, cab, ar,
+// Debian packages). Before a test trusts a sample, bsdtar's own listing shows the hostile member
+// in it; the service must then refuse it with the documented code.
+
+/** Bytes of a 17 MiB run of zeros: past the engine's 16 MiB floor for the ratio cap, and compressible far past 200 to 1. */
+const BOMB_BYTES = 17 * 1024 * 1024;
+/** One member more than the engine's cap of 10,000. */
+const FLOOD_MEMBERS = 10_001;
+
+interface TarEntry { name: string; type?: 'file' | 'symlink' | 'link' | 'character-device' | 'directory'; linkname?: string; content?: Buffer | string }
+
+async function tarOf(entries: TarEntry[]): Promise<Buffer> {
+  const pack = tar.pack();
+  for (const { content, ...header } of entries) {
+    if (header.type === 'character-device') pack.entry({ ...header, devmajor: 1, devminor: 3 });
+    else if (header.type && header.type !== 'file') pack.entry(header);
+    else pack.entry(header, content ?? '');
+  }
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/** A tar of `entries` rewritten by bsdtar (-P: names kept as they are) into a format. */
+async function viaBsdtar(format: string, entries: TarEntry[], name: string, extra: string[] = []): Promise<string> {
+  const source = path.join(work, `${name}.src.tar`);
+  await fs.writeFile(source, await tarOf(entries));
+  const file = path.join(work, `${name}.${format}`);
+  await run('bsdtar', ['-c', '-f', file, '-P', ...BSDTAR_WRITES[format]!, ...extra, `@${source}`], { maxBuffer: 64 * 1024 * 1024 });
+  return file;
+}
+
+const CLASSES = {
+  dotdot: { entries: [{ name: 'ok.txt', content: 'fine' }, { name: '../../evil.txt', content: 'pwned' }] as TarEntry[], listed: /^\S+\s.*\.\.\/\.\.\/evil\.txt$/m, code: 'unsafe_input' },
+  absolute: { entries: [{ name: 'ok.txt', content: 'fine' }, { name: '/etc/cron.d/evil', content: 'pwned' }] as TarEntry[], listed: / \/etc\/cron\.d\/evil$/m, code: 'unsafe_input' },
+  symlink: { entries: [{ name: 'in/real.txt', content: 'real' }, { name: 'in/passwd', type: 'symlink', linkname: '/etc/passwd' }] as TarEntry[], listed: /^l.* in\/passwd -> \/etc\/passwd$/m, code: 'unsafe_input' },
+  // Formats that store hard links as shared inodes (cpio, ISO 9660, xar) can only link inside the archive.
+  hardlink: { entries: [{ name: 'in/real.txt', content: 'real' }, { name: 'in/hard.txt', type: 'link', linkname: 'in/real.txt' }] as TarEntry[], listed: /in\/hard\.txt link to in\/real\.txt$/m, code: 'unsafe_input' },
+  device: { entries: [{ name: 'in/real.txt', content: 'real' }, { name: 'in/null', type: 'character-device' }] as TarEntry[], listed: /^c.* in\/null$/m, code: 'unsafe_input' },
+};
+type ClassName = keyof typeof CLASSES;
+
+/**
+ * Which classes each bsdtar-made format carries. ISO 9660 and xar cannot hold `..` or absolute
+ * names (libarchive's writers place every member in the image's tree: "../../evil.txt" becomes
+ * "evil.txt"), so those two are not tried on them.
+ */
+const BSDTAR_CLASSES: Record<string, ClassName[]> = {
+  'tar.zst': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
+  'tar.lz': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
+  'tar.lzma': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
+  'tar.z': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
+  cpio: ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
+  iso: ['symlink', 'hardlink', 'device'],
+  xar: ['symlink', 'hardlink', 'device'],
+};
+
+async function listed(file: string): Promise<string> {
+  return (await run('bsdtar', ['-t', '-v', '-f', file], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+}
+
+async function refusal(file: string, format: string): Promise<ProgressRecord> {
+  const jobId = await submitOk(server.url, await fs.readFile(file), `hostile.${format === 'tar.z' ? 'tar.Z' : format}`, format === 'zip' ? 'tar' : 'zip');
+  return (await waitForJob(server.url, jobId, { timeoutMs: 120_000 })).final;
+}
+
+function assertRefused(final: ProgressRecord, code: string, where: string): void {
+  assert.equal(final.status, 'error', `${where}: ${JSON.stringify(final)}`);
+  assert.equal(final.error?.code, code, `${where}: ${JSON.stringify(final.error)}`);
+}
+
+/** Formats that store a hard link as members sharing an inode: made from real files, since a tar's link entry alone gives them none. */
+const INODE_LINKS = new Set(['cpio', 'iso', 'xar']);
+
+async function hardLinked(format: string): Promise<string> {
+  const dir = path.join(work, `hard-${format}`);
+  await fs.mkdir(path.join(dir, 'in'), { recursive: true });
+  await fs.writeFile(path.join(dir, 'in/real.txt'), 'real');
+  await fs.link(path.join(dir, 'in/real.txt'), path.join(dir, 'in/hard.txt'));
+  const file = path.join(work, `hard.${format}`);
+  await run('bsdtar', ['-c', '-f', file, ...BSDTAR_WRITES[format]!, '-C', dir, 'in']);
+  return file;
+}
+
+/** The hard-link class as a format with inode-shared links lists it ("in/hard.txt link to in/real.txt", or the reverse order). */
+const HARD_LINK_LISTED = /(in\/hard\.txt link to in\/real\.txt|in\/real\.txt link to in\/hard\.txt)$/m;
+
+describe('hostile archives of the new formats are refused with a documented error', { concurrency: 4 }, () => {
+  for (const [format, classes] of Object.entries(BSDTAR_CLASSES)) {
+    for (const name of classes) {
+      test(`${format}: ${name}`, async () => {
+        const file = name === 'hardlink' && INODE_LINKS.has(format) ? await hardLinked(format) : await viaBsdtar(format, CLASSES[name].entries, `${name}-${format}`);
+        const listing = await listed(file);
+        assert.match(listing, name === 'hardlink' ? HARD_LINK_LISTED : CLASSES[name].listed, `the sample carries the class:\n${listing}`);
+        assertRefused(await refusal(file, format), CLASSES[name].code, `${format} ${name}`);
+      });
+    }
+  }
+
+  // Bombs where the format compresses: 17 MiB of zeros in a few KiB.
+  for (const format of ['tar.zst', 'tar.lz', 'tar.lzma', 'tar.z', 'xar']) {
+    test(`${format}: a bomb (17 MiB of zeros) stops with input_too_complex`, async () => {
+      const file = await viaBsdtar(format, [{ name: 'zeros', content: Buffer.alloc(BOMB_BYTES) }], `bomb-${format}`);
+      const { size } = await fs.stat(file);
+      assert.ok(size * 200 < BOMB_BYTES, `the bomb is ${size} bytes`);
+      assertRefused(await refusal(file, format), 'input_too_complex', `${format} bomb`);
+    });
+  }
+
+  test('cab: a bomb (17 MiB of zeros, MSZIP, written by gcab) stops with input_too_complex', async () => {
+    const dir = path.join(work, 'cab-bomb');
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(path.join(dir, 'zeros'), Buffer.alloc(BOMB_BYTES));
+    const file = path.join(work, 'bomb.cab');
+    await run('gcab', ['-c', '-z', file, 'zeros'], { cwd: dir });
+    assert.ok((await fs.stat(file)).size * 200 < BOMB_BYTES);
+    assertRefused(await refusal(file, 'cab'), 'input_too_complex', 'cab bomb');
+  });
+
+  // Floods where the format stores members uncompressed: more members than the cap.
+  for (const format of ['cpio', 'iso']) {
+    test(`${format}: ${FLOOD_MEMBERS} members stop with input_too_complex`, async () => {
+      const file = await viaBsdtar(format, Array.from({ length: FLOOD_MEMBERS }, (_, i) => ({ name: `f/${i}` })), `flood-${format}`);
+      assertRefused(await refusal(file, format), 'input_too_complex', `${format} flood`);
+    });
+  }
+
+  // The hand-written formats: what each can carry.
+  const hand: Record<string, (members: HandMember[]) => Buffer> = { rar: rar4, lzh, cab, ar, deb: (members) => ar([{ name: 'debian-binary', content: '2.0\n' }, ...members]) };
+  const HAND_CASES: Array<{ format: string; what: string; members: HandMember[]; code: string; listed?: RegExp }> = [
+    ...['rar', 'lzh', 'cab', 'ar', 'deb'].flatMap((format) => [
+      { format, what: 'a name with ..', members: [{ name: 'ok.txt', content: 'fine' }, { name: '../../evil.txt', content: 'pwned' }], code: 'unsafe_input', listed: /\.\.\/\.\.\/evil\.txt$/m },
+      { format, what: 'an absolute path', members: [{ name: 'ok.txt', content: 'fine' }, { name: '/etc/cron.d/evil', content: 'pwned' }], code: 'unsafe_input', listed: /\/etc\/cron\.d\/evil$/m },
+      { format, what: `${FLOOD_MEMBERS} members`, members: Array.from({ length: FLOOD_MEMBERS }, (_, i): HandMember => ({ name: `f/${i}`, content: '' })), code: 'input_too_complex' },
+    ]),
+    ...['rar', 'lzh'].map((format) => ({ format, what: 'a symbolic link to /etc/passwd', members: [{ name: 'in/real.txt', content: 'real' }, { name: 'in/passwd', symlink: '/etc/passwd' }], code: 'unsafe_input', listed: /^l.*in\/passwd -> \/etc\/passwd$/m })),
+    // LHA's Unix mode can say "device", but libarchive's reader keeps only links and directories
+    // from it: such a member arrives as an empty regular file (the test below), not a device.
+    { format: 'rar', what: 'a device node', members: [{ name: 'in/real.txt', content: 'real' }, { name: 'in/null', mode: 0o20644 }], code: 'unsafe_input', listed: /^c.*in\/null$/m },
+    { format: 'rar', what: 'an encrypted member (encrypted_input, never a password prompt)', members: [{ name: 'secret.txt', content: 'secret', encrypted: true }], code: 'encrypted_input' },
+  ];
+  for (const { format, what, members, code, listed: shows } of HAND_CASES) {
+    test(`${format}: ${what}`, async () => {
+      const file = path.join(work, `hand-${format}-${what.replace(/\W+/g, '-')}.${format}`);
+      await fs.writeFile(file, hand[format]!(members));
+      // ar lists the names binutils-style; libarchive still reads the bytes as written.
+      if (shows) assert.match(await listed(file).catch((error: { stdout?: string }) => error.stdout ?? ''), shows, 'the sample carries the class');
+      assertRefused(await refusal(file, format), code, `${format} ${what}`);
+    });
+  }
+
+  /** Converts a hand-made archive to tar and lists the result. */
+  async function carried(format: string, members: HandMember[]): Promise<Members> {
+    const jobId = await submitOk(server.url, hand[format]!(members), `neutral.${format}`, 'tar');
+    const { final } = await waitForJob(server.url, jobId);
+    assert.equal(final.status, 'done', JSON.stringify(final.error));
+    const out = path.join(work, `neutral-${format}.tar`);
+    await fs.writeFile(out, (await download(server.url, final.download_url!)).bytes);
+    return listOne(out, 'tar');
+  }
+
+  test('ar: a member whose mode says "symbolic link" is carried as the regular file ar(1) would extract', async () => {
+    assert.deepEqual(await carried('ar', [{ name: 'looks-like-a-link', symlink: '/etc/passwd' }]), { 'looks-like-a-link': { type: 'file', size: 11, sha256: sha256('/etc/passwd') } });
+  });
+
+  test('lzh: a member whose mode says "device" is carried as an empty regular file, never a device', async () => {
+    assert.deepEqual(await carried('lzh', [{ name: 'null', mode: 0o20644 }]), { null: { type: 'file', size: 0, sha256: sha256('') } });
+  });
+});
+
+// The corpus's real archives of these families (public projects' test files; skipped without
+// ../shared/corpus). Each converts to zip with the same members as an independent tool lists in
+// the source, except those holding links, which are refused like every archive with links.
+const CORPUS_FAMILIES: Record<string, string> = { rar: 'rar', iso: 'iso', cab: 'cab', lha: 'lzh', xar: 'xar', cpio: 'cpio', deb: 'deb', 'tar.zst': 'tar.zst' };
+/** Corpus files that hold links (as `bsdtar -tv` and their projects' descriptions show): refused as unsafe_input. */
+const CORPUS_WITH_LINKS: Record<string, string> = {
+  'rar/libarchive-rar4.rar': 'a symbolic link, testlink → test.txt',
+  'rar/libarchive-rar5-unicode.rar': 'a hard link and a symbolic link',
+  'iso/libarchive-iso-joliet-rockridge.iso': 'a hard link and a symbolic link (Rock Ridge)',
+  'iso/libarchive-iso-xorriso.iso': 'a hard link (two names for one file)',
+  'lha/libarchive-lha-header1.lzh': 'two symbolic links',
+  'lha/libarchive-lha-lh7.lzh': 'two symbolic links',
+  'cpio/libarchive-compat-cpio-1.cpio': 'a hard link',
+};
+
+/** Corpus files whose check differs, and why (the README's known limitations name the first). */
+const CORPUS_KNOWN: Record<string, { lister: string; compare: 'contents' | 'names and sizes'; why: string }> = {
+  'cab/libarchive-cab-filename-cp932.cab': {
+    lister: 'unar', compare: 'contents',
+    why: 'names in the Japanese Windows code page (CP932) without the cabinet\'s UTF-8 flag: libarchive cannot translate them, so the members keep their sizes and bytes under garbled names',
+  },
+  'rar/libarchive-rar5-solid.rar': {
+    lister: 'unar-names', compare: 'names and sizes',
+    why: 'unar 1.10.1, the only other RAR reader here, cannot decompress this solid RAR 5 ("Attempted to read more data than was available"): its listing checks names and sizes, the contents are libarchive\'s alone',
+  },
+  'xar/libarchive-xar-duplicate-filename-node.xar': {
+    lister: 'xar', compare: 'contents',
+    why: 'its table of contents gives the one file two <name> elements: libarchive joins them ("FileFile"), 7-Zip takes the first ("File")',
+  },
+};
+
+/** The files' sizes and digests, names aside. */
+const contentsOf = (members: Members) => Object.values(filesOnly(members)).map((m) => `${m.size} ${m.sha256}`).sort();
+
+describe('corpus: real archives of the new families', { concurrency: 4, skip: existsSync(CORPUS) ? false : 'no ../shared/corpus' }, () => {
+  for (const [family, format] of Object.entries(CORPUS_FAMILIES)) {
+    const dir = path.join(CORPUS, family);
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir).sort()) {
+      const key = `${family}/${name}`;
+      // A plain ar archive filed with the Debian packages is read as ar.
+      const source = name.endsWith('.ar') ? 'ar' : format;
+      test(`${key} → zip`, async () => {
+        const file = path.join(dir, name);
+        const jobId = await submitOk(server.url, await fs.readFile(file), name, 'zip');
+        const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+        if (CORPUS_WITH_LINKS[key]) {
+          assertRefused(final, 'unsafe_input', `${key} holds ${CORPUS_WITH_LINKS[key]}`);
+          return;
+        }
+        assert.equal(final.status, 'done', `${key}: ${JSON.stringify(final.error)}`);
+        assert.equal(final.source, source);
+        const out = path.join(work, `corpus-${family}-${name}.zip`);
+        await fs.writeFile(out, (await download(server.url, final.download_url!)).bytes);
+        const known = CORPUS_KNOWN[key];
+        const [output, expected] = await listMany([{ file: out, format: 'zip' }, { file, format: known?.lister ?? source }]) as Members[];
+        assert.ok(!('error' in expected!), JSON.stringify(expected));
+        if (!known) assertSameMembers(output!, expected!, key);
+        else if (known.compare === 'contents') assert.deepEqual(contentsOf(output!), contentsOf(expected!), `${key}: ${known.why}`);
+        else {
+          const namesAndSizes = (members: Members) => Object.fromEntries(Object.entries(filesOnly(members)).map(([n, m]) => [n, m.size]));
+          assert.deepEqual(namesAndSizes(output!), namesAndSizes(expected!), `${key}: ${known.why}`);
+        }
+      });
+    }
   }
 });

@@ -122,8 +122,9 @@ export function lzh(members: HandMember[]): Buffer {
     const base = member.directory ? '' : `${member.name.slice(slash + 1)}${member.symlink !== undefined ? `|${member.symlink}` : ''}`;
     const mode = Buffer.alloc(2);
     mode.writeUInt16LE(unixMode(member) & 0xffff, 0);
-    // The directory name: UTF-8 parts with 0xFF between them (and after the last).
-    const dirBytes = Buffer.concat(dir.split('/').filter(Boolean).flatMap((part) => [Buffer.from(part, 'utf8'), Buffer.from([0xff])]));
+    // The directory name: UTF-8 parts, each followed by 0xFF.
+    // An absolute directory starts with the separator.
+    const dirBytes = Buffer.concat(dir.split('/').slice(0, -1).flatMap((part) => [Buffer.from(part, 'utf8'), Buffer.from([0xff])]));
     const chained = chainLevel2([
       // The header's own CRC-16, patched in below (libarchive checks it).
       { type: 0x00, body: Buffer.alloc(2) },

@@ -9,7 +9,8 @@ a trailing slash.
 zip: Python's zipfile (7-Zip for methods zipfile lacks, such as Deflate64); tar and its compressed
 kinds: Python's tarfile, after zstd, lzip or 7-Zip (compress's .Z) undid what Python cannot;
 7z, cpio, iso, xar, cab and lzh: 7-Zip (`7zz l -slt` for the members, `7zz x` for the
-contents); ar and deb: binutils' ar; rar: The Unarchiver (lsar, unar; Debian's 7-Zip has no RAR).
+contents); ar and deb: binutils' ar; rar: The Unarchiver (lsar, unar; Debian's 7-Zip has no RAR), also
+asked for by name ("unar", or "unar-names" for the listing alone).
 """
 import io
 import lzma
@@ -80,6 +81,9 @@ def with_7zip(path):
         fields = dict(line.split(" = ", 1) for line in block.splitlines() if " = " in line)
         if "Path" not in fields:
             continue
+        # 7-Zip shows a xar's table of contents as a member "[TOC].xml" without a mode: not a member.
+        if fields["Path"] == "[TOC].xml" and not fields.get("Mode"):
+            continue
         attributes = fields.get("Attributes", "")
         # xar and cpio listings say "Type" and "Mode" (drwxr-xr-x) rather than "Folder" and "Attributes".
         mode = fields.get("Mode", "")
@@ -110,13 +114,15 @@ def with_ar(path):
     return members
 
 
-def with_unar(path):
+def with_unar(path, extract=True):
     listing = json.loads(subprocess.run(["lsar", "-json", path], check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout)
     members = {}
     for entry in listing["lsarContents"]:
         name = entry["XADFileName"].rstrip("/")
         kind = "dir" if entry.get("XADIsDirectory") else "link" if entry.get("XADIsLink") else "file"
         members[name] = {"type": kind, "size": int(entry.get("XADFileSize", 0))}
+    if not extract:
+        return members
     with tempfile.TemporaryDirectory() as out:
         subprocess.run(["unar", "-q", "-f", "-no-directory", "-o", out, path], check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         for name, member in members.items():
@@ -151,8 +157,12 @@ def listing(path, fmt):
         members = with_7zip(path)
     elif fmt in ("ar", "deb"):
         members = with_ar(path)
-    elif fmt == "rar":
+    elif fmt in ("rar", "unar"):
+        # "unar": any format The Unarchiver reads (a cabinet whose names are in a Windows code page).
         members = with_unar(path)
+    elif fmt == "unar-names":
+        # Names, types and sizes only, where unar lists an archive it cannot decompress.
+        members = with_unar(path, extract=False)
     elif fmt == "tar" or fmt.startswith("tar."):
         members = with_tarfile(path, fmt)
     else:

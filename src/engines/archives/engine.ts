@@ -437,6 +437,40 @@ class Repack {
 /** Reads the upload into a Repack's checks, with the options of the reading process. */
 type Reader = (repack: Repack, options: RunOptions) => Promise<void>;
 
+/**
+ * Whether a RAR 4 archive has encrypted headers or an encrypted member. libarchive 3.6 notes a
+ * member's password flag but still copies its bytes when they are stored (the ciphertext would
+ * come out as the file), so the service looks first: after the 7-byte marker, each block is a CRC,
+ * a type, flags and a size (plus the packed size after a file header, whose flag 0x04 means a
+ * password); the archive header's flag 0x80 means encrypted headers. RAR 5 marks encryption in
+ * its own records, which libarchive refuses ("encrypted"): read as usual.
+ */
+async function rar4Encrypted(input: string): Promise<boolean> {
+  const file = await fs.open(input, 'r');
+  try {
+    const { size } = await file.stat();
+    const head = Buffer.alloc(11);
+    const read = async (at: number) => (await file.read(head, 0, head.length, at)).bytesRead;
+    if (await read(0) < 7 || head.toString('latin1', 0, 7) !== 'Rar!\x1a\x07\x00') return false;
+    for (let at = 7, blocks = 0; at + 7 <= size && blocks < 1_000_000; blocks += 1) {
+      if (await read(at) < 7) return false;
+      const type = head[2]!;
+      const flags = head.readUInt16LE(3);
+      const headerSize = head.readUInt16LE(5);
+      if (headerSize < 7) return false;
+      if (type === 0x73 && flags & 0x80) return true;
+      if ((type === 0x74 || type === 0x7a) && flags & 0x04) return true;
+      // A data area follows the header when flag 0x8000 is set (always for members): its size is the next 4 bytes.
+      const dataSize = flags & 0x8000 && headerSize >= 11 ? head.readUInt32LE(7) : 0;
+      if (type === 0x7b) return false;
+      at += headerSize + dataSize;
+    }
+    return false;
+  } finally {
+    await file.close();
+  }
+}
+
 /** Formats read by readAr below rather than by bsdtar. */
 const AR_FORMATS = new Set(['ar', 'deb']);
 /** An ar archive's index and name table: ar's own bookkeeping, not members (GNU, then BSD names). */
@@ -579,6 +613,7 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
 
   /** Runs `work` with bsdtar as the reader, and again with 7-Zip where bsdtar cannot read the archive (see the top). */
   private async read(input: string, from: string, work: (read: Reader) => Promise<void>): Promise<void> {
+    if (from === 'rar' && await rar4Encrypted(input)) throw ENCRYPTED();
     if (AR_FORMATS.has(from)) return work((repack, options) => readAr(input, repack, options.signal));
     try {
       await work((repack, options) => this.readWithBsdtar(input, repack, options));

@@ -17,6 +17,17 @@ function lzmaAlone(head: Buffer): boolean {
   return unknownSize || (head[11] === 0 && head[12] === 0);
 }
 
+/**
+ * A Zstandard stream may open with a skippable frame (magic 0x184D2A50 to 0x184D2A5F, a length,
+ * that many bytes), as libarchive's and zstd's own tests do; the sniffer's library then sees no
+ * magic. Taken as Zstandard when a Zstandard frame follows it (LZ4 frames use skippable frames too).
+ */
+function zstdAfterSkippableFrame(head: Buffer): boolean {
+  if (head.length < 12 || head.readUInt32LE(0) >>> 4 !== 0x184d2a5) return false;
+  const next = 8 + head.readUInt32LE(4);
+  return next + 4 <= head.length && head.readUInt32LE(next) === 0xfd2fb528;
+}
+
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
   { id: 'zip', name: 'ZIP archive', category: 'archive', mediaType: 'application/zip', extensions: ['zip'], detect: 'magic' },
@@ -27,7 +38,7 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'tar.xz', name: 'xz-compressed tar archive', category: 'archive', mediaType: 'application/x-xz', extensions: ['tar.xz', 'txz', 'xz'], detect: 'magic' },
   // The compressed tars below are told by their compressor's magic (the sniffer's file-type library
   // knows zst, lz and Z; lzma has its own test above), like tar.gz: what is inside shows when read.
-  { id: 'tar.zst', name: 'Zstandard-compressed tar archive', category: 'archive', mediaType: 'application/zstd', extensions: ['tar.zst', 'tzst', 'zst'], detect: 'magic' },
+  { id: 'tar.zst', name: 'Zstandard-compressed tar archive', category: 'archive', mediaType: 'application/zstd', extensions: ['tar.zst', 'tzst', 'zst'], detect: 'magic', signature: zstdAfterSkippableFrame },
   { id: 'tar.lz', name: 'lzip-compressed tar archive', category: 'archive', mediaType: 'application/x-lzip', extensions: ['tar.lz', 'lz'], detect: 'magic' },
   { id: 'tar.lzma', name: 'LZMA-compressed tar archive', category: 'archive', mediaType: 'application/x-lzma', extensions: ['tar.lzma', 'tlz', 'lzma'], detect: 'magic', signature: lzmaAlone },
   // Unix compress (LZW): the id is lower case since targets are matched without case; the file keeps the customary .Z.
