@@ -1,5 +1,5 @@
-// Archives no installed tool writes, written by hand from their specifications: RAR 4 (members
-// stored, as `rar -m0` does), Microsoft Cabinet (one uncompressed folder), LHA (level-2 headers,
+// Archives no installed tool writes, written by hand from their specifications: RAR 4 and RAR 5
+// (members stored, as `rar -m0` does), Microsoft Cabinet (one uncompressed folder), LHA (level-2 headers,
 // method -lh0-, stored) and Unix ar. Short writers, so the tests can also put in them what no
 // honest tool would: names with `..` or absolute paths, symbolic links, device nodes. Each is read
 // back by a tool other than libarchive (unar's lsar for RAR and cab, lhasa for LHA, binutils' ar
@@ -16,6 +16,8 @@ export interface HandMember {
   mode?: number;
   /** RAR: the member is marked encrypted (its bytes are not). */
   encrypted?: boolean;
+  /** RAR 5: a hard link to this member name. */
+  hardlink?: string;
 }
 
 const bytesOf = (member: HandMember) => Buffer.from(member.symlink ?? member.content ?? '');
@@ -56,6 +58,62 @@ export function rar4(members: HandMember[]): Buffer {
     parts.push(block(0x74, flags, Buffer.concat([body, name])), data);
   }
   parts.push(block(0x7b, 0x4000, Buffer.alloc(0)));
+  return Buffer.concat(parts);
+}
+
+/** RAR 5's variable-length integer: 7 bits a byte, low first, the top bit saying more follow. */
+function vint(value: number): Buffer {
+  const bytes: number[] = [];
+  do {
+    let byte = value % 128;
+    value = Math.floor(value / 128);
+    if (value > 0) byte |= 0x80;
+    bytes.push(byte);
+  } while (value > 0);
+  return Buffer.from(bytes);
+}
+
+/** A RAR 5 block: CRC-32 of what follows it, the size of the rest, then the rest (type first). */
+function rar5Block(rest: Buffer): Buffer {
+  const sized = Buffer.concat([vint(rest.length), rest]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32LE(crc32(sized), 0);
+  return Buffer.concat([crc, sized]);
+}
+
+/**
+ * RAR 5: signature, main header, a file header per member (stored; a symbolic link or hard link is
+ * a redirection record in the header's extra area, an encrypted member an encryption record), end.
+ */
+export function rar5(members: HandMember[]): Buffer {
+  const parts = [Buffer.from('Rar!\x1a\x07\x01\x00', 'latin1'), rar5Block(Buffer.concat([vint(1), vint(0), vint(0)]))];
+  for (const member of members) {
+    const data = member.directory || member.symlink !== undefined || member.hardlink !== undefined ? Buffer.alloc(0) : bytesOf(member);
+    const records: Buffer[] = [];
+    const record = (type: number, body: Buffer) => Buffer.concat([vint(vint(type).length + body.length), vint(type), body]);
+    if (member.encrypted) records.push(record(0x01, Buffer.concat([vint(0), vint(0), Buffer.from([15]), Buffer.alloc(16, 1), Buffer.alloc(16, 2)])));
+    const target = member.symlink ?? member.hardlink;
+    if (target !== undefined) {
+      const name = Buffer.from(target, 'utf8');
+      records.push(record(0x05, Buffer.concat([vint(member.symlink !== undefined ? 1 : 4), vint(0), vint(name.length), name])));
+    }
+    const extra = Buffer.concat(records);
+    const name = Buffer.from(member.name, 'utf8');
+    const fileFlags = (member.directory ? 0x01 : 0) | 0x02 | 0x04; // directory; mtime and CRC-32 present
+    const fixed = Buffer.alloc(8);
+    fixed.writeUInt32LE(Date.UTC(2024, 4, 1, 10, 30) / 1000, 0);
+    fixed.writeUInt32LE(crc32(data), 4);
+    const headerFlags = (extra.length > 0 ? 0x01 : 0) | 0x02; // extra area; data area
+    const header = Buffer.concat([
+      vint(2), vint(headerFlags), ...(extra.length > 0 ? [vint(extra.length)] : []), vint(data.length),
+      vint(fileFlags), vint(data.length), vint(unixMode(member)), fixed,
+      vint(0), // compression: version 0, stored
+      vint(1), // host OS: Unix
+      vint(name.length), name, extra,
+    ]);
+    parts.push(rar5Block(header), data);
+  }
+  parts.push(rar5Block(Buffer.concat([vint(5), vint(0), vint(0)])));
   return Buffer.concat(parts);
 }
 

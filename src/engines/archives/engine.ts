@@ -66,7 +66,7 @@ const WRITE_OPTIONS: Record<string, string[]> = {
 const WRITES = Object.keys(WRITE_OPTIONS);
 /**
  * What libarchive reads besides what it writes. RAR (4 and 5) has no encryption support there: an
- * encrypted one is encrypted_input; a Debian package is the ar archive it is.
+ * encrypted one is encrypted_input (rarEncrypted); a Debian package is the ar archive it is.
  */
 const READ_ONLY = ['rar', 'cab', 'lzh', 'xar', 'ar', 'deb'];
 const READS = [...WRITES, ...READ_ONLY];
@@ -438,37 +438,80 @@ class Repack {
 type Reader = (repack: Repack, options: RunOptions) => Promise<void>;
 
 /**
- * Whether a RAR 4 archive has encrypted headers or an encrypted member. libarchive 3.6 notes a
- * member's password flag but still copies its bytes when they are stored (the ciphertext would
- * come out as the file), so the service looks first: after the 7-byte marker, each block is a CRC,
- * a type, flags and a size (plus the packed size after a file header, whose flag 0x04 means a
- * password); the archive header's flag 0x80 means encrypted headers. RAR 5 marks encryption in
- * its own records, which libarchive refuses ("encrypted"): read as usual.
+ * Whether a RAR archive (4 or 5) has encrypted headers or an encrypted member. libarchive 3.6
+ * notes a member's encryption but still copies a stored member's bytes, so the ciphertext would
+ * come out as the file: the service walks the block headers first (never the data).
+ *
+ * RAR 4: after the 7-byte marker, each block is a CRC-16, a type, flags and a header size (plus,
+ * when flag 0x8000 is set, the size of the data that follows); a file header's flag 0x04 means a
+ * password, the archive header's flag 0x80 encrypted headers. RAR 5: after the 8-byte signature,
+ * each block is a CRC-32, the header's size and the header (type, flags, extra-area size when flag
+ * 1, data size when flag 2, ..., the extra area last); type 4 is the archive encryption header,
+ * and an extra-area record of type 1 in a file (2) or service (3) header is a member's encryption.
  */
-async function rar4Encrypted(input: string): Promise<boolean> {
+async function rarEncrypted(input: string): Promise<boolean> {
   const file = await fs.open(input, 'r');
   try {
     const { size } = await file.stat();
-    const head = Buffer.alloc(11);
-    const read = async (at: number) => (await file.read(head, 0, head.length, at)).bytesRead;
-    if (await read(0) < 7 || head.toString('latin1', 0, 7) !== 'Rar!\x1a\x07\x00') return false;
-    for (let at = 7, blocks = 0; at + 7 <= size && blocks < 1_000_000; blocks += 1) {
-      if (await read(at) < 7) return false;
-      const type = head[2]!;
-      const flags = head.readUInt16LE(3);
-      const headerSize = head.readUInt16LE(5);
-      if (headerSize < 7) return false;
-      if (type === 0x73 && flags & 0x80) return true;
-      if ((type === 0x74 || type === 0x7a) && flags & 0x04) return true;
-      // A data area follows the header when flag 0x8000 is set (always for members): its size is the next 4 bytes.
-      const dataSize = flags & 0x8000 && headerSize >= 11 ? head.readUInt32LE(7) : 0;
-      if (type === 0x7b) return false;
-      at += headerSize + dataSize;
+    const bytes = async (at: number, length: number) => {
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - at)));
+      return buffer.subarray(0, (await file.read(buffer, 0, buffer.length, at)).bytesRead);
+    };
+    const signature = (await bytes(0, 8)).toString('latin1');
+    if (signature.startsWith('Rar!\x1a\x07\x00')) {
+      for (let at = 7; at + 7 <= size;) {
+        const head = await bytes(at, 11);
+        if (head.length < 7) return false;
+        const [type, flags, headerSize] = [head[2]!, head.readUInt16LE(3), head.readUInt16LE(5)];
+        if (headerSize < 7 || type === 0x7b) return false;
+        if (type === 0x73 && flags & 0x80) return true;
+        if ((type === 0x74 || type === 0x7a) && flags & 0x04) return true;
+        at += headerSize + (flags & 0x8000 && head.length >= 11 ? head.readUInt32LE(7) : 0);
+      }
+      return false;
+    }
+    if (signature !== 'Rar!\x1a\x07\x01\x00') return false;
+    for (let at = 8; at + 5 <= size;) {
+      const sizeField = readVint(await bytes(at + 4, 3), 0);
+      // A header is at most 2 MiB (the format's own limit).
+      if (!sizeField || sizeField.value < 1 || sizeField.value > 2 * 1024 ** 2) return false;
+      const header = await bytes(at + 4 + sizeField.length, sizeField.value);
+      if (header.length < sizeField.value) return false;
+      const type = readVint(header, 0);
+      const flags = type && readVint(header, type.length);
+      if (!type || !flags) return false;
+      if (type.value === 4) return true;
+      let offset = type.length + flags.length;
+      const extraSize = flags.value & 1 ? readVint(header, offset) : undefined;
+      if (extraSize) offset += extraSize.length;
+      const dataSize = flags.value & 2 ? readVint(header, offset) : undefined;
+      if ((type.value === 2 || type.value === 3) && extraSize && extraSize.value <= header.length) {
+        for (let record = header.length - extraSize.value; record < header.length;) {
+          const recordSize = readVint(header, record);
+          const recordType = recordSize && readVint(header, record + recordSize.length);
+          if (!recordSize || !recordType) break;
+          if (recordType.value === 1) return true;
+          record += recordSize.length + recordSize.value;
+        }
+      }
+      if (type.value === 5) return false;
+      at += 4 + sizeField.length + sizeField.value + (dataSize?.value ?? 0);
     }
     return false;
   } finally {
     await file.close();
   }
+}
+
+/** A RAR 5 variable-length integer at `at` (7 bits a byte, low first), or undefined past the end or past 2^53. */
+function readVint(buffer: Buffer, at: number): { value: number; length: number } | undefined {
+  let value = 0;
+  for (let i = 0; i < 8 && at + i < buffer.length; i += 1) {
+    const byte = buffer[at + i]!;
+    value += (byte & 0x7f) * 2 ** (7 * i);
+    if (!(byte & 0x80)) return { value, length: i + 1 };
+  }
+  return undefined;
 }
 
 /** Formats read by readAr below rather than by bsdtar. */
@@ -613,7 +656,7 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
 
   /** Runs `work` with bsdtar as the reader, and again with 7-Zip where bsdtar cannot read the archive (see the top). */
   private async read(input: string, from: string, work: (read: Reader) => Promise<void>): Promise<void> {
-    if (from === 'rar' && await rar4Encrypted(input)) throw ENCRYPTED();
+    if (from === 'rar' && await rarEncrypted(input)) throw ENCRYPTED();
     if (AR_FORMATS.has(from)) return work((repack, options) => readAr(input, repack, options.signal));
     try {
       await work((repack, options) => this.readWithBsdtar(input, repack, options));
