@@ -21,6 +21,7 @@ import tar from 'tar-stream';
 import { fetchCatalogue, submit, submitOk, waitForJob, download, type ProgressRecord } from './helpers/client.ts';
 import { ar, cab, lzh, rar4, rar5, type HandMember } from './helpers/archive-writers.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import { flatPng } from './helpers/fixtures.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 /** archives.test.ts proves these six each to each. */
@@ -535,4 +536,35 @@ describe('compression_level of the new compressed targets', { concurrency: 3 }, 
       assert.ok(sizes[1]! < sizes[0]!, `${format}: level 9 gave ${sizes[1]} bytes, level ${fastest} ${sizes[0]}`);
     });
   }
+});
+
+test('each sample is recognised by its content alone: uploaded as "upload.bin", it is read as its format', async () => {
+  await Promise.all([...NEW_READS, ...Object.keys(VARIANTS)].map(async (source) => {
+    const { file } = await sample(source);
+    const jobId = await submitOk(server.url, await fs.readFile(file), 'upload.bin', 'tar');
+    const { final } = await waitForJob(server.url, jobId, { timeoutMs: 120_000 });
+    assert.equal(final.source, formatOf(source), `${source}: ${JSON.stringify(final)}`);
+    assert.equal(final.status, 'done', `${source}: ${JSON.stringify(final.error)}`);
+  }));
+});
+
+test('a Debian package to zip with each: its members go through the same unpacking (a PNG member becomes a WebP)', async () => {
+  const png = flatPng(16, 8);
+  const archive = ar([{ name: 'debian-binary', content: '2.0\n' }, { name: 'picture.png', content: png }]);
+  const form = new FormData();
+  form.append('file', new Blob([archive]), 'package.deb');
+  form.append('target', 'zip');
+  form.append('each', 'webp');
+  const response = await fetch(`${server.url}/api/convert`, { method: 'POST', body: form });
+  const body = await response.json() as { job_id: string };
+  assert.equal(response.status, 200, JSON.stringify(body));
+  const { final } = await waitForJob(server.url, body.job_id, { timeoutMs: 120_000 });
+  assert.equal(final.status, 'done', JSON.stringify(final.error));
+  const out = path.join(work, 'each.zip');
+  await fs.writeFile(out, (await download(server.url, final.download_url!)).bytes);
+  const members = await listOne(out, 'zip');
+  assert.deepEqual(Object.keys(members).sort(), ['debian-binary', 'picture.webp']);
+  assert.equal(members['debian-binary']!.sha256, sha256('2.0\n'));
+  const webp = execFileSync('/usr/bin/python3', ['-c', 'import sys, zipfile, io\nfrom PIL import Image\nimage = Image.open(io.BytesIO(zipfile.ZipFile(sys.argv[1]).read("picture.webp")))\nprint(image.format, *image.size)', out], { encoding: 'utf8' }).trim();
+  assert.equal(webp, 'WEBP 16 8');
 });
