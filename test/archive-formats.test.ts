@@ -195,7 +195,7 @@ after(async () => {
   if (work) await fs.rm(work, { recursive: true, force: true });
 });
 
-test('the catalogue offers exactly the archive pairs these two files prove, each format sniffed by its content', async () => {
+test('the catalogue offers exactly the archive pairs this file and archives.test.ts prove', async () => {
   const catalogue = await fetchCatalogue(server.url);
   for (const format of [...NEW_READS]) {
     const entry = catalogue.find((f) => f.id === format);

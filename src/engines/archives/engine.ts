@@ -10,7 +10,9 @@
 // stop at the caps while streaming); a second sandboxed bsdtar writes what passed in the target
 // format (`bsdtar -cf output @-`).
 //
-// The reader is bsdtar (`bsdtar -cf - @input`: one tar stream). libarchive 3.6, Debian 12's, lacks
+// The reader is bsdtar (`bsdtar -cf - @input`: one tar stream), except for ar archives and Debian
+// packages, which this module reads itself (readAr), and RAR, whose headers it first looks
+// through for encryption (rarEncrypted). libarchive 3.6, Debian 12's, lacks
 // some methods 7-Zip writes: Deflate64 in a 7z archive fails there with "bsdtar: (null)"
 // (libarchive reads Deflate64 only in zip). When bsdtar cannot read a 7z or a zip, 7-Zip (Debian's
 // `7zip`, 7zz, the maintained 7-Zip 22+; p7zip is abandoned since 16.02) reads it instead: `7zz l`
