@@ -29,6 +29,10 @@ export const TEST_PACKAGES: readonly string[] = [
   // A real S3-compatible object store for the scale-out tests: OpenStack Swift with its s3api
   // middleware (MinIO is not packaged in Debian), which needs memcached.
   'swift', 'swift-proxy', 'swift-account', 'swift-container', 'swift-object', 'memcached',
+  // Archive formats beyond 7-Zip's and Python's reach (test/archive-formats.test.ts): The
+  // Unarchiver reads RAR and cabinets independently of libarchive, gcab writes cabinets, lzip and
+  // zstd undo those compressions, binutils' ar reads and writes ar archives.
+  'unar', 'gcab', 'lzip', 'zstd', 'binutils',
 ];
 
 /** The service's packages, and with `forTests` the tests' tools too; each once. */

@@ -1,11 +1,18 @@
-// Archives: zip, tar, tar.gz, tar.bz2, tar.xz and 7z, each to each, without ever unpacking to
-// disk. A sandboxed reader turns the upload into a sequence of entries; this module checks them
+// Archives: every format libarchive reads (zip, 7z, tar and its compressed kinds, cpio, ISO 9660,
+// RAR 4 and 5, cab, LHA, xar, ar and Debian packages) to every format it writes well (zip,
+// 7z, tar, tar.gz/bz2/xz/zst/lz/lzma/Z, cpio, ISO 9660), without ever unpacking to disk. Not
+// WARC: libarchive 3.6 reads its records in a listing, but copying one larger than its read-ahead
+// (about 64 KiB) into another archive fails ("Truncated input file"), even for its own WARCs.
+//
+// A sandboxed reader turns the upload into a sequence of entries; this module checks them
 // one by one and passes on only regular files and directories whose names stay inside the
 // archive, counting the bytes that really flow (lying size headers, zip bombs and entry floods
 // stop at the caps while streaming); a second sandboxed bsdtar writes what passed in the target
 // format (`bsdtar -cf output @-`).
 //
-// The reader is bsdtar (`bsdtar -cf - @input`: one tar stream). libarchive 3.6, Debian 12's, lacks
+// The reader is bsdtar (`bsdtar -cf - @input`: one tar stream), except for ar archives and Debian
+// packages, which this module reads itself (readAr), and RAR, whose headers it first looks
+// through for encryption (rarEncrypted). libarchive 3.6, Debian 12's, lacks
 // some methods 7-Zip writes: Deflate64 in a 7z archive fails there with "bsdtar: (null)"
 // (libarchive reads Deflate64 only in zip). When bsdtar cannot read a 7z or a zip, 7-Zip (Debian's
 // `7zip`, 7zz, the maintained 7-Zip 22+; p7zip is abandoned since 16.02) reads it instead: `7zz l`
@@ -18,7 +25,7 @@
 // later unpacking by the user would follow them (docs/security.md#archives). Nothing ever waits for a
 // password: stdin is our own stream (bsdtar) or closed with an empty password given (7zz), and an
 // encrypted archive fails at once.
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
@@ -36,8 +43,12 @@ const BSDTAR = '/usr/bin/bsdtar';
 const SEVEN_ZIP = '/usr/bin/7zz';
 /** Formats 7-Zip reads where bsdtar cannot (see the top). */
 const SEVEN_ZIP_READS = new Set(['7z', 'zip']);
-const FORMATS = ['zip', '7z', 'tar', 'tar.gz', 'tar.bz2', 'tar.xz'];
-/** bsdtar's options to write each format. */
+/**
+ * bsdtar's options to write each format it writes well: every member kept (names, directories,
+ * contents). Left out: xar (libarchive's writer is marked experimental), ar (no directories: a
+ * tree would be flattened), WARC (files only, no directories), shar and mtree (not archives of
+ * contents one unpacks with common tools).
+ */
 const WRITE_OPTIONS: Record<string, string[]> = {
   zip: ['--format', 'zip'],
   '7z': ['--format', '7zip'],
@@ -45,6 +56,31 @@ const WRITE_OPTIONS: Record<string, string[]> = {
   'tar.gz': ['--format', 'pax', '--gzip'],
   'tar.bz2': ['--format', 'pax', '--bzip2'],
   'tar.xz': ['--format', 'pax', '--xz'],
+  'tar.zst': ['--format', 'pax', '--zstd'],
+  'tar.lz': ['--format', 'pax', '--lzip'],
+  'tar.lzma': ['--format', 'pax', '--lzma'],
+  'tar.z': ['--format', 'pax', '-Z'],
+  // SVR4 "newc", what cpio(1) and the Linux initramfs write by default.
+  cpio: ['--format', 'newc'],
+  // Rock Ridge (long names, deep trees) and Joliet on, libarchive's defaults.
+  iso: ['--format', 'iso9660'],
+};
+const WRITES = Object.keys(WRITE_OPTIONS);
+/**
+ * What libarchive reads besides what it writes. RAR (4 and 5) has no encryption support there: an
+ * encrypted one is encrypted_input (rarEncrypted); a Debian package is the ar archive it is.
+ */
+const READ_ONLY = ['rar', 'cab', 'lzh', 'xar', 'ar', 'deb'];
+const READS = [...WRITES, ...READ_ONLY];
+/**
+ * One-member archives (sample.txt, "convertd") of the formats neither bsdtar nor any other tool
+ * here writes, for the start-up probe: made by test/helpers/archive-writers.ts (RAR 4 stored, a
+ * cabinet of one uncompressed folder, LHA level 2 -lh0-).
+ */
+const PROBE_SAMPLES: Record<string, string> = {
+  rar: 'UmFyIRoHAM+QcwAADQAAAAAAAACgSnQAgioACAAAAAgAAAADxJ3VWMBToVgUMAoApIEAAHNhbXBsZS50eHRjb252ZXJ0ZMQ9ewBABwA=',
+  cab: 'TVNDRgAAAABXAAAAAAAAACwAAAAAAAAAAwEBAAEAAAAAAAAARwAAAAEAAAAIAAAAAAAAAAAAoVjAU6AAc2FtcGxlLnR4dAAAAAAACAAIAGNvbnZlcnRk',
+  lzh: 'MQAtbGgwLQgAAAAIAAAAqBkyZiACgEJVBQAAr2gNAAFzYW1wbGUudHh0BQBQpIEAAGNvbnZlcnRkAA==',
 };
 
 /** Caps checked while the entries stream. */
@@ -68,6 +104,9 @@ const COMPRESSION: Record<string, { module: string; spec: OptionSpec }> = {
   'tar.gz': { module: 'gzip', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
   'tar.bz2': { module: 'bzip2', spec: narrow(OPTIONS.compression_level, { minimum: 1, default: 9, description: 'Compression level of the bzip2 stream: 1 fastest to 9 smallest (bzip2 has no level 0).' }) },
   'tar.xz': { module: 'xz', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
+  'tar.zst': { module: 'zstd', spec: narrow(OPTIONS.compression_level, { minimum: 1, default: 3, description: 'Compression level of the Zstandard stream: 1 fastest to 9 (zstd\'s own scale, which goes on to 19; 3 is its default).' }) },
+  'tar.lz': { module: 'lzip', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
+  'tar.lzma': { module: 'lzma', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
 };
 
 /**
@@ -87,10 +126,10 @@ function edgeOptions(to: string): OptionSpec[] {
   return [...(COMPRESSION[to] ? [COMPRESSION[to].spec] : []), ...(to === 'zip' ? EACH_MEMBER : [])];
 }
 
-// Each format to each other, and zip to itself: a zip converted member by member (each), or
-// repacked at another compression level. Never chained: every pair is one step already, and a
+// Each format read to each written, and zip to itself: a zip converted member by member (each),
+// or repacked at another compression level. Never chained: every pair is one step already, and a
 // chain through another archive format would apply compression_level to the wrong archive.
-const EDGES: ConversionEdge[] = FORMATS.flatMap((from) => FORMATS.filter((to) => to !== from || to === 'zip').map((to) => ({ from, to, cost: 2, chainable: false, options: edgeOptions(to) })));
+const EDGES: ConversionEdge[] = READS.flatMap((from) => WRITES.filter((to) => to !== from || to === 'zip').map((to) => ({ from, to, cost: 2, chainable: false, options: edgeOptions(to) })));
 
 /** A member name made safe, or the reason it is refused. */
 function memberName(raw: string): string | { refused: string } {
@@ -400,6 +439,157 @@ class Repack {
 /** Reads the upload into a Repack's checks, with the options of the reading process. */
 type Reader = (repack: Repack, options: RunOptions) => Promise<void>;
 
+/**
+ * Whether a RAR archive (4 or 5) has encrypted headers or an encrypted member. libarchive 3.6
+ * notes a member's encryption but still copies a stored member's bytes, so the ciphertext would
+ * come out as the file: the service walks the block headers first (never the data).
+ *
+ * RAR 4: after the 7-byte marker, each block is a CRC-16, a type, flags and a header size (plus,
+ * when flag 0x8000 is set, the size of the data that follows); a file header's flag 0x04 means a
+ * password, the archive header's flag 0x80 encrypted headers. RAR 5: after the 8-byte signature,
+ * each block is a CRC-32, the header's size and the header (type, flags, extra-area size when flag
+ * 1, data size when flag 2, ..., the extra area last); type 4 is the archive encryption header,
+ * and an extra-area record of type 1 in a file (2) or service (3) header is a member's encryption.
+ */
+async function rarEncrypted(input: string): Promise<boolean> {
+  const file = await fs.open(input, 'r');
+  try {
+    const { size } = await file.stat();
+    const bytes = async (at: number, length: number) => {
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - at)));
+      return buffer.subarray(0, (await file.read(buffer, 0, buffer.length, at)).bytesRead);
+    };
+    const signature = (await bytes(0, 8)).toString('latin1');
+    if (signature.startsWith('Rar!\x1a\x07\x00')) {
+      for (let at = 7; at + 7 <= size;) {
+        const head = await bytes(at, 11);
+        if (head.length < 7) return false;
+        const [type, flags, headerSize] = [head[2]!, head.readUInt16LE(3), head.readUInt16LE(5)];
+        if (headerSize < 7 || type === 0x7b) return false;
+        if (type === 0x73 && flags & 0x80) return true;
+        if ((type === 0x74 || type === 0x7a) && flags & 0x04) return true;
+        at += headerSize + (flags & 0x8000 && head.length >= 11 ? head.readUInt32LE(7) : 0);
+      }
+      return false;
+    }
+    if (signature !== 'Rar!\x1a\x07\x01\x00') return false;
+    for (let at = 8; at + 5 <= size;) {
+      const sizeField = readVint(await bytes(at + 4, 3), 0);
+      // A header is at most 2 MiB (the format's own limit).
+      if (!sizeField || sizeField.value < 1 || sizeField.value > 2 * 1024 ** 2) return false;
+      const header = await bytes(at + 4 + sizeField.length, sizeField.value);
+      if (header.length < sizeField.value) return false;
+      const type = readVint(header, 0);
+      const flags = type && readVint(header, type.length);
+      if (!type || !flags) return false;
+      if (type.value === 4) return true;
+      let offset = type.length + flags.length;
+      const extraSize = flags.value & 1 ? readVint(header, offset) : undefined;
+      if (extraSize) offset += extraSize.length;
+      const dataSize = flags.value & 2 ? readVint(header, offset) : undefined;
+      if ((type.value === 2 || type.value === 3) && extraSize && extraSize.value <= header.length) {
+        for (let record = header.length - extraSize.value; record < header.length;) {
+          const recordSize = readVint(header, record);
+          const recordType = recordSize && readVint(header, record + recordSize.length);
+          if (!recordSize || !recordType) break;
+          if (recordType.value === 1) return true;
+          record += recordSize.length + recordSize.value;
+        }
+      }
+      if (type.value === 5) return false;
+      at += 4 + sizeField.length + sizeField.value + (dataSize?.value ?? 0);
+    }
+    return false;
+  } finally {
+    await file.close();
+  }
+}
+
+/** A RAR 5 variable-length integer at `at` (7 bits a byte, low first), or undefined past the end or past 2^53. */
+function readVint(buffer: Buffer, at: number): { value: number; length: number } | undefined {
+  let value = 0;
+  for (let i = 0; i < 8 && at + i < buffer.length; i += 1) {
+    const byte = buffer[at + i]!;
+    value += (byte & 0x7f) * 2 ** (7 * i);
+    if (!(byte & 0x80)) return { value, length: i + 1 };
+  }
+  return undefined;
+}
+
+/** Formats read by readAr below rather than by bsdtar. */
+const AR_FORMATS = new Set(['ar', 'deb']);
+/** An ar archive's index and name table: ar's own bookkeeping, not members (GNU, then BSD names). */
+const AR_BOOKKEEPING = new Set(['/', '//', '/SYM64/', '__.SYMDEF', '__.SYMDEF SORTED']);
+
+/**
+ * An ar archive (and so a Debian package), read here: libarchive 3.6 gives a member written in
+ * binutils' deterministic mode (a mode without its file type, Debian's default) no type, which
+ * bsdtar then cannot write into the tar stream, and it passes GNU's name table on as a member named
+ * "//"; 7-Zip hides a package's debian-binary. The format is simple: "!<arch>\n", then per member
+ * a 60-byte header (name, times, owner, mode, size in decimal, "`\n") and the bytes, padded to an
+ * even offset; long names sit in a "//" table (GNU, "/<offset>") or before the bytes (BSD,
+ * "#1/<length>"). Every member is a regular file: ar stores no links (its mode field is not
+ * obeyed by binutils, which writes regular files) and no directories. The same checks as every
+ * reader's apply (names, counts, bytes that flow).
+ */
+async function readAr(input: string, repack: Repack, signal: AbortSignal | undefined): Promise<void> {
+  const reader = new ExactReader(createReadStream(input));
+  const corrupt = (why: string) => repack.refuse(new ConvertdError('corrupt_input', `The archive could not be read (${why}): it may be damaged or truncated.`));
+  const take = async (size: number) => {
+    const parts: Buffer[] = [];
+    for await (const part of reader.take(size)) parts.push(part);
+    const bytes = Buffer.concat(parts);
+    if (bytes.length < size) corrupt('it ends inside a member');
+    return bytes;
+  };
+  if ((await take(8)).toString('latin1') !== '!<arch>\n') corrupt('no ar signature');
+  let longNames = Buffer.alloc(0);
+  while (await reader.more()) {
+    signal?.throwIfAborted();
+    const header = await take(60);
+    if (header.toString('latin1', 58, 60) !== '`\n') corrupt('a member header is malformed');
+    const field = (from: number, to: number) => header.toString('latin1', from, to).trimEnd();
+    if (!/^\d+$/.test(field(48, 58))) corrupt('a member size is not a number');
+    let size = Number(field(48, 58));
+    const padding = size % 2;
+    const rawName = field(0, 16);
+    let name: string;
+    if (AR_BOOKKEEPING.has(rawName)) {
+      const table = await take(size);
+      if (rawName === '//') longNames = table;
+      await take(padding);
+      continue;
+    }
+    if (/^#1\/\d+$/.test(rawName)) {
+      const length = Number(rawName.slice(3));
+      if (length > size) corrupt('a member name is longer than its member');
+      name = (await take(length)).toString('utf8').replace(/\0+$/, '');
+      size -= length;
+    } else if (/^\/\d+$/.test(rawName)) {
+      const at = Number(rawName.slice(1));
+      const end = longNames.indexOf('/\n', at);
+      if (at >= longNames.length || end < 0) corrupt('a long member name is missing from the name table');
+      name = longNames.toString('utf8', at, end);
+    } else {
+      name = header.subarray(0, 16).toString('utf8').trimEnd().replace(/\/$/, '');
+    }
+    const mtime = /^\d+$/.test(field(16, 28)) ? new Date(Number(field(16, 28)) * 1000) : undefined;
+    const safe = repack.admit(name, 'file');
+    const bytes = async function* () {
+      let received = 0;
+      for await (const part of reader.take(size)) {
+        received += part.length;
+        yield part;
+      }
+      if (received < size) corrupt(`it ends inside "${name}"`);
+    };
+    await repack.file(safe, size, mtime, Readable.from(bytes()));
+    // The padding byte; some writers leave it out after the last member.
+    for await (const _ of reader.take(padding)) void _;
+  }
+  repack.sink.finalize();
+}
+
 /** A 7-Zip member's type in tar's words. */
 function sevenZipType(member: ListedMember): string {
   if (member.link || member.unixType === 'l') return 'symlink';
@@ -429,22 +619,36 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
     const { run, withScratchDir } = this.context;
     return withScratchDir(async (dir) => {
       const working = new Set<string>();
+      const readable = new Set<string>();
       const { writeFile } = await import('node:fs/promises');
       await writeFile(path.join(dir, 'sample.txt'), 'convertd');
-      for (const format of FORMATS) {
-        const result = await run(BSDTAR, ['-c', '-f', `probe.${format}`, ...WRITE_OPTIONS[format]!, 'sample.txt'], { cwd: dir, timeoutMs: 20_000 });
-        const back = result.exitCode === 0
-          ? await run(BSDTAR, ['-t', '-f', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, captureStdout: true })
-          : undefined;
-        if (back?.exitCode === 0 && back.stdout.trim() === 'sample.txt') working.add(format);
+      const readsBack = async (file: string) => {
+        const back = await run(BSDTAR, ['-t', '-f', file], { cwd: dir, timeoutMs: 20_000, captureStdout: true });
+        // An ISO 9660 image lists its root directory too.
+        return back.exitCode === 0 && back.stdout.split('\n').filter((line) => line !== '' && line !== '.').join() === 'sample.txt';
+      };
+      const writes = async (file: string, options: string[]) => (await run(BSDTAR, ['-c', '-f', file, ...options, 'sample.txt'], { cwd: dir, timeoutMs: 20_000 })).exitCode === 0;
+      for (const format of WRITES) {
+        if (await writes(`probe.${format}`, WRITE_OPTIONS[format]!) && await readsBack(`probe.${format}`)) working.add(format);
+      }
+      // The formats only read: written here by bsdtar where it can (xar), otherwise from the
+      // bytes of a one-member archive (PROBE_SAMPLES). ar and Debian packages are read by this
+      // module itself (readAr).
+      readable.add('ar').add('deb');
+      if (await writes('probe.xar', ['--format', 'xar']) && await readsBack('probe.xar')) readable.add('xar');
+      for (const [format, base64] of Object.entries(PROBE_SAMPLES)) {
+        await writeFile(path.join(dir, `probe.${format}`), Buffer.from(base64, 'base64'));
+        if (await readsBack(`probe.${format}`)) readable.add(format);
       }
       if (working.size < 2) throw new Error('bsdtar reads and writes none of the archive formats here');
+      const missing = READ_ONLY.filter((format) => !readable.has(format));
+      if (missing.length > 0) this.context.log.warn({ formats: missing }, 'bsdtar failed to read these archive formats in its probe: they are not offered');
       if (working.has('7z')) {
         const listed = await run(SEVEN_ZIP, ['l', '-slt', '-ba', '-p', 'probe.7z'], { cwd: dir, timeoutMs: 20_000, captureStdout: true }).catch(() => undefined);
         this.sevenZip = listed?.exitCode === 0 && /^Path = sample\.txt$/m.test(listed.stdout);
         if (!this.sevenZip) this.context.log.warn({ program: SEVEN_ZIP }, '7-Zip is missing or failed its probe: 7z archives that libarchive cannot read (Deflate64) are refused');
       }
-      return EDGES.filter((e) => working.has(e.from) && working.has(e.to));
+      return EDGES.filter((e) => (working.has(e.from) || readable.has(e.from)) && working.has(e.to));
     });
   }
 
@@ -454,6 +658,8 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
 
   /** Runs `work` with bsdtar as the reader, and again with 7-Zip where bsdtar cannot read the archive (see the top). */
   private async read(input: string, from: string, work: (read: Reader) => Promise<void>): Promise<void> {
+    if (from === 'rar' && await rarEncrypted(input)) throw ENCRYPTED();
+    if (AR_FORMATS.has(from)) return work((repack, options) => readAr(input, repack, options.signal));
     try {
       await work((repack, options) => this.readWithBsdtar(input, repack, options));
     } catch (error) {
