@@ -14,7 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { convert, fetchCatalogue, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
+import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -239,6 +239,9 @@ test('markup and script in a subtitle\'s text stay text in WebVTT and TTML, and 
   const read = await readOne(bytes, 'srt');
   assert.deepEqual(read.cues!.map((cue) => cue.text), ['seen']);
   assert.doesNotMatch(bytes.toString('utf8'), /root:/);
+  // A playlist dressed as SubRip has no subtitle signature: refused at upload, ffmpeg never opens it.
+  const playlist = '#EXTM3U\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n';
+  await expectError(await submit(server.url, Buffer.from(playlist), 'film.srt', 'vtt'), 415, 'unsupported_format');
 });
 
 const CORPUS_FAMILIES = ['srt', 'vtt', 'ass', 'sub'];
