@@ -15,6 +15,7 @@ import type { EngineContext } from '../module.ts';
 import { numberOption, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { FFMPEG_FLAC_MAX_BITS, readStreamInfo, type FlacStreamInfo } from './flac.ts';
+import { convertSubtitles, isSubtitleConversion, probeSubtitles, subtitleEdges } from './subtitles.ts';
 import {
   audioArgs, checkTogether, convertedSeconds, crfFor, edgeOptions, ENCODER_OF, GIF_FPS, GIF_MAX_SECONDS, GIF_WIDTH, MAX_VIDEO_SIDE, pictureFilter,
   pictureSize, removeAudio, scaleFilter, trimOf, videoCodec, type VideoCodecId,
@@ -213,7 +214,7 @@ function encoderArgs(to: string, facts: MediaFacts, options: StepOptions = {}): 
 
 export class FfmpegEngine implements Engine {
   readonly id = 'ffmpeg';
-  readonly edges = edges();
+  readonly edges = [...edges(), ...subtitleEdges()];
   readonly reportsProgress = true;
   private readonly context: EngineContext<unknown>;
 
@@ -245,7 +246,7 @@ export class FfmpegEngine implements Engine {
       ensureSuccess(listing, 'ffmpeg');
       const encoders = new Set(listing.stdout.split('\n').flatMap((line) => /^ [VAS][A-Z.]{5} (\S+)/.exec(line)?.[1] ?? []));
       if (!encoders.has('libmp3lame')) throw new Error('ffmpeg\'s list of encoders could not be read');
-      return edges((codec) => encoders.has(ENCODER_OF[codec] ?? ''));
+      return [...edges((codec) => encoders.has(ENCODER_OF[codec] ?? '')), ...await probeSubtitles(this.context, dir)];
     });
   }
 
@@ -260,6 +261,7 @@ export class FfmpegEngine implements Engine {
    * either way, and a run whose input description was never read does not count as a success.
    */
   async convert(request: ConvertRequest): Promise<void> {
+    if (isSubtitleConversion(request)) return convertSubtitles(this.context, request);
     const flac = request.from === 'flac' ? await readStreamInfo(request.input) : undefined;
     if (flac && flac.bitsPerSample > FFMPEG_FLAC_MAX_BITS) return this.convertWideFlac(request, flac);
     return this.convertWithFfmpeg(request);

@@ -2,11 +2,12 @@
 import { defineEngine } from '../module.ts';
 import { FfmpegEngine } from './engine.ts';
 import { FORMATS } from './formats.ts';
+import { SUBTITLE_FORMATS } from './subtitle-formats.ts';
 
 export default defineEngine({
   id: 'ffmpeg',
   summary: 'one ffmpeg run, stopped by the gate reading its own input description (allow-lists, real progress)',
   packages: { debian: ['ffmpeg', 'flac'] },
-  formats: FORMATS,
+  formats: [...FORMATS, ...SUBTITLE_FORMATS],
   create: (context) => new FfmpegEngine(context),
 });
