@@ -5,6 +5,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
@@ -27,10 +29,14 @@ if (only.length === 0) {
 
 process.stdout.write('\n== tests (node --test)\n');
 const files = only.length > 0 ? only : ['test/**/*.test.ts'];
+// Where the test client notes every pair a test converted (test/helpers/client.ts): after a whole
+// run, every pair /api/formats lists must be in it (scripts/pair-coverage.ts).
+const ledger = path.join(mkdtempSync(path.join(os.tmpdir(), 'convertd-pairs-')), 'converted.txt');
+writeFileSync(ledger, '');
 const child = spawn(bin('node'), ['--test', '--test-reporter=spec', '--test-concurrency=1', ...files], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, CONVERTD_TEST: '1' },
+  env: { ...process.env, CONVERTD_TEST: '1', CONVERTD_PAIR_LEDGER: ledger },
 });
 // The runner's summary lines ("ℹ tests 706"), remembered as they stream past: the details of
 // failures follow them, so they are not at the end of the output.
@@ -55,6 +61,11 @@ child.on('close', (code) => {
   if (tests === 0) {
     process.stdout.write('no test ran: failing on purpose\n');
     process.exit(1);
+  }
+  if (only.length === 0) {
+    process.stdout.write('\n== every advertised pair converted by a test\n');
+    const coverage = spawnSync(bin('node'), [path.join(root, 'scripts', 'pair-coverage.ts'), ledger], { cwd: root, stdio: 'inherit' });
+    if (coverage.status !== 0) process.stdout.write('\npair coverage: see the pairs above (not yet enforced)\n');
   }
   process.exit(code ?? 1);
 });

@@ -1,6 +1,7 @@
 // A plain client written from the spec and the contract alone: fetch, FormData, Blob. The shapes
 // it reads are typed with the service's own (src/wire/shapes.ts); what it checks is the contract's.
 import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
 import type { CatalogueEntry, ErrorBody, FormatList, Limits, ProgressRecord, SubmitAnswer } from '../../src/wire/shapes.ts';
 
 export type { CatalogueEntry, ErrorBody, Limits, ProgressRecord, SubmitAnswer };
@@ -49,10 +50,20 @@ export async function waitForJob(base: string, jobId: string, { intervalMs = 100
       assert.equal(body.progress === 100, body.status === 'done', `progress ${body.progress} with status ${body.status}`);
     }
     seen.push(body);
+    if (body.status === 'done') recordPair(body);
     if (body.status === 'done' || body.status === 'error') return { final: body, seen };
     assert.ok(Date.now() < deadline, `job ${jobId} not finished after ${timeoutMs} ms: ${JSON.stringify(body)}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/**
+ * Notes a pair some test converted, for `npm test`'s check that every pair /api/formats lists was
+ * converted by a test (scripts/test.mjs sets the ledger's path; scripts/pair-coverage.ts reads it).
+ */
+function recordPair(record: ProgressRecord): void {
+  const ledger = process.env.CONVERTD_PAIR_LEDGER;
+  if (ledger && record.source && record.target) appendFileSync(ledger, `${record.source} ${record.target}\n`);
 }
 
 /** The catalogue: the `formats` of GET /api/formats. */
