@@ -15,8 +15,30 @@ import { booleanOption, enumOption, narrow, numberOption, OPTIONS, type OptionSp
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const EBOOK_CONVERT = '/usr/bin/ebook-convert';
+/** The ebooks of today: each to each, and to docx, txt and pdf, and on through other engines. */
 const READS = ['epub', 'mobi', 'azw3', 'fb2', 'pdb'];
 const WRITES = ['epub', 'mobi', 'azw3', 'fb2', 'docx', 'txt', 'pdf'];
+/**
+ * Older or rarer ebook formats calibre reads: read into the ebooks of today (WRITES), one step
+ * from the upload only. Left out: SNB (calibre 6.13's reader looks its chapters up by a text name
+ * among names it keeps as bytes, finds none and makes an empty book), CBR (RAR needs unrardll,
+ * which is not free software and not in Debian).
+ */
+const LEGACY_READS = ['lit', 'lrf', 'rb', 'tcr', 'pml', 'pmlz', 'txtz', 'htmlz', 'chm', 'djvu'];
+/** Comic archives: pictures, so only into the formats that show pictures as pages. */
+const COMICS = ['cbz', 'cb7', 'cbc'];
+const COMIC_WRITES = ['epub', 'mobi', 'azw3', 'pdf'];
+/**
+ * Formats for older readers (and zipped HTML or text), written from the ebooks of today only.
+ * Left out: LIT (its content is LZX-compressed and sealed: no tool here reads it back except
+ * calibre itself), OEB (a directory, not a file), ZIP (needs pystache, not installed; and `zip`
+ * means an archive or pages as pictures elsewhere) and RTF (epub → rtf goes through docx and
+ * LibreOffice already, which keeps more than calibre's RTF writer).
+ */
+const MODERN = ['epub', 'mobi', 'azw3', 'fb2'];
+const LEGACY_WRITES = ['htmlz', 'txtz', 'pmlz', 'lrf', 'pdb', 'rb', 'snb', 'tcr'];
+/** Every format calibre is given as input here: the input is always `input.<one of these>`. */
+const INPUTS = new Set([...READS, ...LEGACY_READS, ...COMICS]);
 
 /** calibre's paper sizes (`--paper-size`); letter is its default. */
 const PAPER_SIZES = ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'b0', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'legal', 'letter'];
@@ -34,13 +56,23 @@ const PDF_OPTIONS: readonly OptionSpec[] = [
   { name: 'base_font_size', type: 'number', minimum: 6, maximum: 48, appliesAt: 'output', description: 'Size in points of the body text; every other size in the book is scaled with it (default: calibre\'s choice for the paper, about 12).' },
 ];
 
-const EDGES: ConversionEdge[] = READS.flatMap((from) => WRITES.filter((to) => to !== from).map((to) => ({
-  from,
-  to,
+/** One calibre edge; PDF targets take the PDF options. */
+function edge(from: string, to: string, extra: Partial<ConversionEdge> = {}): ConversionEdge {
   // calibre starts slowly; its PDF of a book is still better paginated than the alternatives.
-  cost: to === 'pdf' ? 5 : 6,
-  ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}),
-})));
+  return { from, to, cost: to === 'pdf' ? 5 : 6, ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}), ...extra };
+}
+
+/**
+ * The older formats are routes of their own (chainable: false): a LIT book becomes an EPUB or a
+ * PDF, not an EPUB on its way to Markdown; a Word document does not become a Rocket eBook through
+ * an EPUB. Nobody needs those pairs, and each would be a calibre start more in every test run.
+ */
+const EDGES: ConversionEdge[] = [
+  ...READS.flatMap((from) => WRITES.filter((to) => to !== from).map((to) => edge(from, to))),
+  ...MODERN.flatMap((from) => LEGACY_WRITES.map((to) => edge(from, to, { chainable: false }))),
+  ...LEGACY_READS.flatMap((from) => WRITES.map((to) => edge(from, to, { chainable: false }))),
+  ...COMICS.flatMap((from) => COMIC_WRITES.map((to) => edge(from, to, { chainable: false }))),
+];
 
 /** ebook-convert's arguments for the options given (parsed values only: booleans, an enum word of ours, a number). */
 function optionArguments(to: string, options: StepOptions): string[] {
@@ -83,7 +115,7 @@ export class CalibreEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, workDir, limits, signal, onProgress } = request;
-    if (!READS.includes(from)) throw new Error(`calibre is not used to read ${from}`);
+    if (!INPUTS.has(from)) throw new Error(`calibre is not used to read ${from}`);
     const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...optionArguments(to, request.options)];
     const result = await this.context.run(EBOOK_CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
@@ -96,6 +128,12 @@ export class CalibreEngine implements Engine {
     });
     if (result.exitCode !== 0 && /DRM|encrypted/i.test(result.stderr)) {
       throw new ConvertdError('encrypted_input', 'The ebook is protected by DRM: this service converts DRM-free books only.');
+    }
+    if (result.exitCode !== 0 && /DJVU file contains no text/.test(result.stderr)) {
+      throw new ConvertdError('conversion_failed', 'The DjVu file has no text layer (it is scanned pages only): calibre converts the text of a DjVu, not its pictures.');
+    }
+    if (result.exitCode !== 0 && /Could not find any (valid )?pages in (the )?comic|No comic pages found|has no comics/i.test(result.stderr)) {
+      throw new ConvertdError('corrupt_input', 'The comic archive holds no picture calibre can read as a page.');
     }
     if (result.exitCode !== 0 && /not a valid|Invalid|BadZipFile|unpack/i.test(result.stderr)) {
       throw new ConvertdError('corrupt_input', `calibre could not read the ebook (${lastErrorLine(result.stderr)}).`);
