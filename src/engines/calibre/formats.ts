@@ -59,8 +59,6 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'snb', name: 'Shanda Bambook ebook', category: 'ebook', mediaType: 'application/x-snb-ebook', extensions: ['snb'], detect: 'magic', signature: startsWith('SNBP000B') },
   { id: 'tcr', name: 'Psion TCR ebook', category: 'ebook', mediaType: 'application/x-psion-tcr', extensions: ['tcr'], detect: 'magic', signature: startsWith('!!8-Bit!!') },
   { id: 'djvu', name: 'DjVu document (text layer)', category: 'ebook', mediaType: 'image/vnd.djvu', extensions: ['djvu', 'djv'], detect: 'magic', signature: isDjvu },
-  // file-type knows the ITSF header of compiled HTML help.
-  { id: 'chm', name: 'Compiled HTML Help', category: 'ebook', mediaType: 'application/vnd.ms-htmlhelp', extensions: ['chm'], detect: 'magic' },
   // eReader's Palm Markup Language: plain text with backslash codes, no signature.
   { id: 'pml', name: 'Palm Markup Language', category: 'ebook', mediaType: 'text/x-pml', extensions: ['pml'], detect: 'extension' },
   // ZIP and 7-Zip files of a known layout: the content is an archive, the name tells what it holds.
