@@ -275,7 +275,7 @@ async function scanOnlyDjvu(): Promise<Buffer> {
   return fs.readFile(path.join(work, 'scan.djvu'));
 }
 
-test('HTML inside an HTMLZ or TXTZ that names local files and URLs gets none of them into the book', async () => {
+test('HTML inside an HTMLZ or TXTZ that names local files and URLs gets none of them into the book', async (t) => {
   const local = {
     picture: '/usr/share/calibre/images/default_cover.png',
     text: '/usr/share/common-licenses/GPL-3',
@@ -297,6 +297,7 @@ test('HTML inside an HTMLZ or TXTZ that names local files and URLs gets none of 
   for (const [name, data] of uploads) {
     for (const target of ['epub', 'txt']) {
       const { bytes, error } = await job(data, name, target);
+      t.diagnostic(`${name} → ${target}: ${bytes ? 'done' : error!.code}`);
       if (!bytes) {
         assert.ok(['conversion_failed', 'corrupt_input'].includes(error!.code), JSON.stringify(error));
         continue;
@@ -322,7 +323,7 @@ test('HTML inside an HTMLZ or TXTZ that names local files and URLs gets none of 
   assert.deepEqual(beaconHits, [], 'no request may leave a conversion');
 });
 
-test('comic archives whose members escape or link outside give only their own pages', { timeout: 300_000 }, async () => {
+test('comic archives whose members escape or link outside give only their own pages', { timeout: 300_000 }, async (t) => {
   const { pages, pagePaths } = await samples();
   const marker = `convertd-escape-${process.pid}-${Date.now()}`;
   const escaping = Buffer.from(zipSync({
@@ -342,6 +343,7 @@ test('comic archives whose members escape or link outside give only their own pa
   const outputs: Array<{ path: string; format: string; pages: string[] }> = [];
   for (const [name, data] of [['escaping.cbz', escaping], ['linked.cb7', linked]] as const) {
     const { bytes, error } = await job(data, name, 'epub');
+    t.diagnostic(`${name} → epub: ${bytes ? 'done' : error!.code}`);
     if (!bytes) {
       assert.ok(['unsafe_input', 'corrupt_input', 'conversion_failed'].includes(error!.code), JSON.stringify(error));
       continue;

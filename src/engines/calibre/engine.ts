@@ -1,9 +1,13 @@
 // Ebooks with calibre's ebook-convert: epub, mobi, azw3 and fb2 among themselves, and to docx,
-// txt and pdf; Palm database ebooks (pdb: PalmDOC, eReader, zTXT...) read only. calibre picks its
-// input plugin by the file's extension and runs `.recipe` files as Python (docs/security.md#calibre):
-// the input here is always the service's own `input.<format>`, with the format one of the five
-// above (a PalmDOC book uploaded as .mobi is sniffed as pdb, so calibre gets `input.pdb`). calibre's HTML input also takes in files next to the
-// input, so the job directory holds nothing else of value; and it runs in the OS sandbox.
+// txt and pdf; Palm database ebooks (pdb: PalmDOC, eReader, zTXT...) read, and written as PalmDOC;
+// older formats (lit, lrf, rb, tcr, pml/pmlz, txtz, htmlz, djvu's text layer) and comics (cbz,
+// cb7, cbc) read, and older formats written, each as a route of its own (EDGES says why). calibre
+// picks its input plugin by the file's extension and runs `.recipe` files as Python
+// (docs/security.md#calibre): the input here is always the service's own `input.<format>`, with
+// the format one of INPUTS (a PalmDOC book uploaded as .mobi is sniffed as pdb, so calibre gets
+// `input.pdb`). calibre's HTML input (also behind htmlz, txtz and pml) takes in files next to the
+// input, so the job directory holds nothing else of value; and it runs in the OS sandbox, which
+// also holds what a comic archive unpacks.
 // PDF output renders with Qt WebEngine (Chromium): its own sandbox cannot start inside ours, so it
 // is switched off there, the bubblewrap sandbox standing in for it. No address-space cap: it
 // breaks Chromium: under a 4 GB RLIMIT_AS it writes no PDF and still exits 0 (docs/security.md#resource-limits).
