@@ -135,6 +135,10 @@ export class CalibreEngine implements Engine {
     if (result.exitCode !== 0 && /DRM|encrypted/i.test(result.stderr)) {
       throw new ConvertdError('encrypted_input', 'The ebook is protected by DRM: this service converts DRM-free books only.');
     }
+    // py7zr, which unpacks a cb7 for calibre, refuses a symbolic link that points out of the comic.
+    if (result.exitCode !== 0 && /Symlink point out of target directory/.test(result.stderr)) {
+      throw new ConvertdError('unsafe_input', 'The comic archive holds a link to a file outside it: this service does not follow such links.');
+    }
     if (result.exitCode !== 0 && /DJVU file contains no text/.test(result.stderr)) {
       throw new ConvertdError('conversion_failed', 'The DjVu file has no text layer (it is scanned pages only): calibre converts the text of a DjVu, not its pictures.');
     }
