@@ -38,8 +38,8 @@ const COMIC_WRITES = ['epub', 'mobi', 'azw3', 'pdf'];
  * Formats for older readers (and zipped HTML or text), written from the ebooks of today only.
  * Left out: LIT (its content is LZX-compressed and sealed: no tool here reads it back except
  * calibre itself), OEB (a directory, not a file), ZIP (needs pystache, not installed; and `zip`
- * means an archive or pages as pictures elsewhere) and RTF (epub → rtf goes through docx and
- * LibreOffice already, which keeps more than calibre's RTF writer).
+ * means an archive or pages as pictures elsewhere) and RTF (the ebooks reach rtf already, through
+ * docx and LibreOffice, a route document-pairs.test.ts checks).
  */
 const MODERN = ['epub', 'mobi', 'azw3', 'fb2'];
 const LEGACY_WRITES = ['htmlz', 'txtz', 'pmlz', 'lrf', 'pdb', 'rb', 'snb', 'tcr'];
