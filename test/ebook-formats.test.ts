@@ -295,7 +295,8 @@ test('HTML inside an HTMLZ or TXTZ that names local files and URLs gets none of 
   const forbidden = [/GNU GENERAL PUBLIC LICENSE/i, /Linux version/, /PATH=/, /TracerPid/, /root:x:0:0/];
   const pictureSize = (await fs.stat(local.picture)).size;
   for (const [name, data] of uploads) {
-    for (const target of ['epub', 'txt']) {
+    // pdf: rendered by Qt WebEngine (Chromium), which would follow file: URLs of its own accord.
+    for (const target of ['epub', 'txt', 'pdf']) {
       const { bytes, error } = await job(data, name, target);
       t.diagnostic(`${name} → ${target}: ${bytes ? 'done' : error!.code}`);
       if (!bytes) {
@@ -312,6 +313,10 @@ test('HTML inside an HTMLZ or TXTZ that names local files and URLs gets none of 
           if (/cover/i.test(entry) && /\.(png|jpe?g)$/i.test(entry)) assert.notEqual(content.length, pictureSize, `${entry} is ${local.picture}`);
           texts.push(Buffer.from(content).toString('latin1'));
         }
+      } else if (target === 'pdf') {
+        const file = path.join(work, `${name}.pdf`);
+        await fs.writeFile(file, bytes);
+        texts.push(run('pdftotext', ['-enc', 'UTF-8', file, '-'], work).toString('utf8'));
       } else {
         texts.push(bytes.toString('utf8'));
       }
