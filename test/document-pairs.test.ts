@@ -32,6 +32,12 @@ const DATA_SAMPLES: Record<string, string> = {
 const DATA_WORDS = wordsOf(`name count note ${DATA_ROWS.map((r) => `${r.name} ${r.note}`).join(' ')}`);
 const DATA_FORMATS = new Set([...Object.keys(DATA_SAMPLES), 'xlsx', 'ods']);
 
+/**
+ * The older ebook formats calibre writes from epub, mobi, azw3 and fb2 (htmlz, lrf, rb...):
+ * ebook-formats.test.ts converts those pairs and reads them with readers of their own.
+ */
+const OLDER_EBOOK_TARGETS = new Set(['htmlz', 'txtz', 'pmlz', 'lrf', 'pdb', 'rb', 'snb', 'tcr']);
+
 /** Targets that are pictures of the document: no text to look for (zip: every page as a PNG, option each's default). */
 const PICTURES = new Set(['png', 'jpg', 'tiff', 'webp', 'svg', 'eps', 'ps', 'zip']);
 
@@ -156,7 +162,7 @@ test('every listed pair of a document source converts, checked by independent to
   for (const [from, data] of Object.entries(samples)) {
     const words = sampleWords(from);
     const pages = declaredPages(from, data);
-    for (const to of targetsOf(from)) pairs.push({ from, to, data, words: PICTURES.has(to) ? [] : wordsKept(from, to, words), pages });
+    for (const to of targetsOf(from).filter((target) => !OLDER_EBOOK_TARGETS.has(target))) pairs.push({ from, to, data, words: PICTURES.has(to) ? [] : wordsKept(from, to, words), pages });
   }
   for (const [from, text] of Object.entries(DATA_SAMPLES)) {
     for (const to of targetsOf(from).filter((target) => !DATA_FORMATS.has(target))) pairs.push({ from, to, data: Buffer.from(text), words: PICTURES.has(to) ? [] : wordsKept(from, to, DATA_WORDS), pages: undefined });

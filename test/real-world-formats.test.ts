@@ -357,7 +357,10 @@ describe('through the service', () => {
     const formats = await fetchCatalogue(server.url);
     const targets = formats.find((f) => f.id === 'pdb')!.targets;
     const mobiTargets = formats.find((f) => f.id === 'mobi')!.targets;
-    assert.deepEqual([...targets].sort(), [...mobiTargets, 'mobi'].sort(), 'the targets of mobi, and mobi itself');
+    // The older formats calibre writes from the ebooks of today are not written from a Palm book
+    // (calibre/engine.ts, LEGACY_WRITES; their pairs are ebook-formats.test.ts's).
+    const olderFormats = ['htmlz', 'txtz', 'pmlz', 'lrf', 'pdb', 'rb', 'snb', 'tcr'];
+    assert.deepEqual([...targets].sort(), [...mobiTargets.filter((t) => !olderFormats.includes(t)), 'mobi'].sort(), 'the targets of mobi, and mobi itself');
     // calibre's own targets: every one is converted here. The rest of the list are routes that
     // continue from one of these with another engine, as mobi's do (document-pairs.test.ts).
     const calibreTargets = ['azw3', 'docx', 'epub', 'fb2', 'mobi', 'pdf', 'txt'];

@@ -1,9 +1,13 @@
 // Ebooks with calibre's ebook-convert: epub, mobi, azw3 and fb2 among themselves, and to docx,
-// txt and pdf; Palm database ebooks (pdb: PalmDOC, eReader, zTXT...) read only. calibre picks its
-// input plugin by the file's extension and runs `.recipe` files as Python (docs/security.md#calibre):
-// the input here is always the service's own `input.<format>`, with the format one of the five
-// above (a PalmDOC book uploaded as .mobi is sniffed as pdb, so calibre gets `input.pdb`). calibre's HTML input also takes in files next to the
-// input, so the job directory holds nothing else of value; and it runs in the OS sandbox.
+// txt and pdf; Palm database ebooks (pdb: PalmDOC, eReader, zTXT...) read, and written as PalmDOC;
+// older formats (lit, lrf, rb, tcr, pml/pmlz, txtz, htmlz, djvu's text layer) and comics (cbz,
+// cb7, cbc) read, and older formats written, each as a route of its own (EDGES says why). calibre
+// picks its input plugin by the file's extension and runs `.recipe` files as Python
+// (docs/security.md#calibre): the input here is always the service's own `input.<format>`, with
+// the format one of INPUTS (a PalmDOC book uploaded as .mobi is sniffed as pdb, so calibre gets
+// `input.pdb`). calibre's HTML input (also behind htmlz, txtz and pml) takes in files next to the
+// input, so the job directory holds nothing else of value; and it runs in the OS sandbox, which
+// also holds what a comic archive unpacks.
 // PDF output renders with Qt WebEngine (Chromium): its own sandbox cannot start inside ours, so it
 // is switched off there, the bubblewrap sandbox standing in for it. No address-space cap: it
 // breaks Chromium: under a 4 GB RLIMIT_AS it writes no PDF and still exits 0 (docs/security.md#resource-limits).
@@ -15,8 +19,32 @@ import { booleanOption, enumOption, narrow, numberOption, OPTIONS, type OptionSp
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const EBOOK_CONVERT = '/usr/bin/ebook-convert';
+/** The ebooks of today: each to each, and to docx, txt and pdf, and on through other engines. */
 const READS = ['epub', 'mobi', 'azw3', 'fb2', 'pdb'];
 const WRITES = ['epub', 'mobi', 'azw3', 'fb2', 'docx', 'txt', 'pdf'];
+/**
+ * Older or rarer ebook formats calibre reads: read into the ebooks of today (WRITES), one step
+ * from the upload only. Left out: SNB (calibre 6.13's reader looks its chapters up by a text name
+ * among names it keeps as bytes, finds none and makes an empty book), CBR (RAR needs unrardll,
+ * which is not free software and not in Debian) and CHM (Debian's calibre 6.13 fails on every CHM
+ * with "'HTMLInput' object has no attribute 'root_dir_of_input'": its fix of CVE-2023-46303 left
+ * the CHM reader's call into the HTML reader behind).
+ */
+const LEGACY_READS = ['lit', 'lrf', 'rb', 'tcr', 'pml', 'pmlz', 'txtz', 'htmlz', 'djvu'];
+/** Comic archives: pictures, so only into the formats that show pictures as pages. */
+const COMICS = ['cbz', 'cb7', 'cbc'];
+const COMIC_WRITES = ['epub', 'mobi', 'azw3', 'pdf'];
+/**
+ * Formats for older readers (and zipped HTML or text), written from the ebooks of today only.
+ * Left out: LIT (its content is LZX-compressed and sealed: no tool here reads it back except
+ * calibre itself), OEB (a directory, not a file), ZIP (needs pystache, not installed; and `zip`
+ * means an archive or pages as pictures elsewhere) and RTF (the ebooks reach rtf already, through
+ * docx and LibreOffice, a route document-pairs.test.ts checks).
+ */
+const MODERN = ['epub', 'mobi', 'azw3', 'fb2'];
+const LEGACY_WRITES = ['htmlz', 'txtz', 'pmlz', 'lrf', 'pdb', 'rb', 'snb', 'tcr'];
+/** Every format calibre is given as input here: the input is always `input.<one of these>`. */
+const INPUTS = new Set([...READS, ...LEGACY_READS, ...COMICS]);
 
 /** calibre's paper sizes (`--paper-size`); letter is its default. */
 const PAPER_SIZES = ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'b0', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'legal', 'letter'];
@@ -34,13 +62,23 @@ const PDF_OPTIONS: readonly OptionSpec[] = [
   { name: 'base_font_size', type: 'number', minimum: 6, maximum: 48, appliesAt: 'output', description: 'Size in points of the body text; every other size in the book is scaled with it (default: calibre\'s choice for the paper, about 12).' },
 ];
 
-const EDGES: ConversionEdge[] = READS.flatMap((from) => WRITES.filter((to) => to !== from).map((to) => ({
-  from,
-  to,
+/** One calibre edge; PDF targets take the PDF options. */
+function edge(from: string, to: string, extra: Partial<ConversionEdge> = {}): ConversionEdge {
   // calibre starts slowly; its PDF of a book is still better paginated than the alternatives.
-  cost: to === 'pdf' ? 5 : 6,
-  ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}),
-})));
+  return { from, to, cost: to === 'pdf' ? 5 : 6, ...(to === 'pdf' ? { options: PDF_OPTIONS } : {}), ...extra };
+}
+
+/**
+ * The older formats are routes of their own (chainable: false): a LIT book becomes an EPUB or a
+ * PDF, not an EPUB on its way to Markdown; a Word document does not become a Rocket eBook through
+ * an EPUB. Nobody needs those pairs, and each would be a calibre start more in every test run.
+ */
+const EDGES: ConversionEdge[] = [
+  ...READS.flatMap((from) => WRITES.filter((to) => to !== from).map((to) => edge(from, to))),
+  ...MODERN.flatMap((from) => LEGACY_WRITES.map((to) => edge(from, to, { chainable: false }))),
+  ...LEGACY_READS.flatMap((from) => WRITES.map((to) => edge(from, to, { chainable: false }))),
+  ...COMICS.flatMap((from) => COMIC_WRITES.map((to) => edge(from, to, { chainable: false }))),
+];
 
 /** ebook-convert's arguments for the options given (parsed values only: booleans, an enum word of ours, a number). */
 function optionArguments(to: string, options: StepOptions): string[] {
@@ -83,7 +121,7 @@ export class CalibreEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, workDir, limits, signal, onProgress } = request;
-    if (!READS.includes(from)) throw new Error(`calibre is not used to read ${from}`);
+    if (!INPUTS.has(from)) throw new Error(`calibre is not used to read ${from}`);
     const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...optionArguments(to, request.options)];
     const result = await this.context.run(EBOOK_CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
@@ -96,6 +134,16 @@ export class CalibreEngine implements Engine {
     });
     if (result.exitCode !== 0 && /DRM|encrypted/i.test(result.stderr)) {
       throw new ConvertdError('encrypted_input', 'The ebook is protected by DRM: this service converts DRM-free books only.');
+    }
+    // py7zr, which unpacks a cb7 for calibre, refuses a symbolic link that points out of the comic.
+    if (result.exitCode !== 0 && /Symlink point out of target directory/.test(result.stderr)) {
+      throw new ConvertdError('unsafe_input', 'The comic archive holds a link to a file outside it: this service does not follow such links.');
+    }
+    if (result.exitCode !== 0 && /DJVU file contains no text/.test(result.stderr)) {
+      throw new ConvertdError('conversion_failed', 'The DjVu file has no text layer (it is scanned pages only): calibre converts the text of a DjVu, not its pictures.');
+    }
+    if (result.exitCode !== 0 && /Could not find any (valid )?pages in (the )?comic|No comic pages found|has no comics/i.test(result.stderr)) {
+      throw new ConvertdError('corrupt_input', 'The comic archive holds no picture calibre can read as a page.');
     }
     if (result.exitCode !== 0 && /not a valid|Invalid|BadZipFile|unpack/i.test(result.stderr)) {
       throw new ConvertdError('corrupt_input', `calibre could not read the ebook (${lastErrorLine(result.stderr)}).`);

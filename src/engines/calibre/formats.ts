@@ -32,6 +32,17 @@ export function isPalmEbook(head: Buffer): boolean {
   return true;
 }
 
+/** A signature that is a fixed string of bytes at the start of the file (given in latin1). */
+function startsWith(magic: string): (head: Buffer) => boolean {
+  const bytes = Buffer.from(magic, 'latin1');
+  return (head) => head.subarray(0, bytes.length).equals(bytes);
+}
+
+/** A DjVu file: an IFF85 form ("AT&TFORM") of type DJVU (one page) or DJVM (several). */
+function isDjvu(head: Buffer): boolean {
+  return head.toString('latin1', 0, 8) === 'AT&TFORM' && ['DJVU', 'DJVM'].includes(head.toString('latin1', 12, 16));
+}
+
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
   { id: 'epub', name: 'EPUB ebook', category: 'ebook', mediaType: 'application/epub+zip', extensions: ['epub'], detect: 'magic' },
@@ -41,4 +52,20 @@ export const FORMATS: readonly FormatDefinition[] = [
   // PalmDOC and its kin, often named .mobi or .prc: recognised by content, read by calibre's PDB input.
   { id: 'pdb', name: 'Palm database ebook', category: 'ebook', mediaType: 'application/vnd.palm', extensions: ['pdb'], detect: 'magic', signature: isPalmEbook },
   { id: 'fb2', name: 'FictionBook', category: 'ebook', mediaType: 'application/x-fictionbook+xml', extensions: ['fb2'], detect: 'extension' },
+  // The older ebook formats calibre reads, each told by its own first bytes.
+  { id: 'lit', name: 'Microsoft Reader ebook', category: 'ebook', mediaType: 'application/x-ms-reader', extensions: ['lit'], detect: 'magic', signature: startsWith('ITOLITLS') },
+  { id: 'lrf', name: 'Sony BBeB ebook', category: 'ebook', mediaType: 'application/x-sony-bbeb', extensions: ['lrf'], detect: 'magic', signature: startsWith('L\0R\0F\0\0\0') },
+  { id: 'rb', name: 'Rocket eBook', category: 'ebook', mediaType: 'application/x-rocketbook', extensions: ['rb'], detect: 'magic', signature: startsWith('\xb0\x0c\xb0\x0c\x02\x00NUVO') },
+  { id: 'snb', name: 'Shanda Bambook ebook', category: 'ebook', mediaType: 'application/x-snb-ebook', extensions: ['snb'], detect: 'magic', signature: startsWith('SNBP000B') },
+  { id: 'tcr', name: 'Psion TCR ebook', category: 'ebook', mediaType: 'application/x-psion-tcr', extensions: ['tcr'], detect: 'magic', signature: startsWith('!!8-Bit!!') },
+  { id: 'djvu', name: 'DjVu document (text layer)', category: 'ebook', mediaType: 'image/vnd.djvu', extensions: ['djvu', 'djv'], detect: 'magic', signature: isDjvu },
+  // eReader's Palm Markup Language: plain text with backslash codes, no signature.
+  { id: 'pml', name: 'Palm Markup Language', category: 'ebook', mediaType: 'text/x-pml', extensions: ['pml'], detect: 'extension' },
+  // ZIP and 7-Zip files of a known layout: the content is an archive, the name tells what it holds.
+  { id: 'htmlz', name: 'HTMLZ ebook (zipped HTML)', category: 'ebook', mediaType: 'application/x-htmlz', extensions: ['htmlz'], detect: 'magic', signatureOf: 'zip', nameDecides: true },
+  { id: 'txtz', name: 'TXTZ ebook (zipped text)', category: 'ebook', mediaType: 'application/x-txtz', extensions: ['txtz'], detect: 'magic', signatureOf: 'zip', nameDecides: true },
+  { id: 'pmlz', name: 'PMLZ ebook (zipped Palm Markup)', category: 'ebook', mediaType: 'application/x-pmlz', extensions: ['pmlz'], detect: 'magic', signatureOf: 'zip', nameDecides: true },
+  { id: 'cbz', name: 'Comic book (ZIP)', category: 'ebook', mediaType: 'application/vnd.comicbook+zip', extensions: ['cbz'], detect: 'magic', signatureOf: 'zip', nameDecides: true },
+  { id: 'cb7', name: 'Comic book (7-Zip)', category: 'ebook', mediaType: 'application/x-cb7', extensions: ['cb7'], detect: 'magic', signatureOf: '7z', nameDecides: true },
+  { id: 'cbc', name: 'Comic book collection', category: 'ebook', mediaType: 'application/x-cbc', extensions: ['cbc'], detect: 'magic', signatureOf: 'zip', nameDecides: true },
 ];

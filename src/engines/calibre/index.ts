@@ -6,7 +6,7 @@ import { FORMATS } from './formats.ts';
 
 export default defineEngine({
   id: 'calibre',
-  summary: '`ebook-convert` (input always `input.<epub/mobi/azw3/fb2/pdb>`, real progress)',
+  summary: '`ebook-convert` (input always `input.<format>` of its own list, real progress)',
   packages: { debian: ['calibre', ...FONT_PACKAGES] },
   formats: FORMATS,
   create: (context) => new CalibreEngine(context),
