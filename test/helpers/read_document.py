@@ -6,7 +6,8 @@ in, and for PDF the page count.
 
 Exits 1 with a message on stderr when the file is not a valid FORMAT. Uses Python's standard
 library (zipfile, xml, html.parser, json), Pillow for images, and poppler/qpdf for PDF (no
-engine of the service writes PDF with poppler, and qpdf belongs to none).
+engine of the service writes PDF with poppler, and qpdf belongs to none)), groff for man pages and ms
+documents, GNU makeinfo for Texinfo (neither belongs to an engine).
 """
 import html.parser
 import json
@@ -356,6 +357,45 @@ def pages_zip_text(path):
     return " ".join(texts), len(names)
 
 
+# Root elements of the XML vocabularies pandoc writes (their text is read as any XML's).
+XML_ROOTS = {"tei": "TEI", "jats": "article", "icml": "Document"}
+
+
+def xml_vocabulary_text(data, fmt):
+    """The text of a TEI, JATS or ICML document, which must parse and have its vocabulary's root."""
+    text = xml_text(data)
+    root = xml.dom.minidom.parseString(data).documentElement.localName
+    if root != XML_ROOTS[fmt]:
+        fail("the root element is <%s>, not <%s>" % (root, XML_ROOTS[fmt]))
+    return text
+
+
+def troff_text(path, fmt):
+    """A man page or ms document as groff typesets it (text, no overstriking): groff, not pandoc, reads it."""
+    macros = {"man": "-man", "ms": "-ms"}[fmt]
+    result = subprocess.run(["groff", "-k", macros, "-Tutf8", "-P-cbou", path], capture_output=True)
+    if result.returncode != 0:
+        fail("groff %s failed: %s" % (macros, result.stderr.decode("utf-8", "replace").strip()))
+    return result.stdout.decode("utf-8", "replace")
+
+
+def texinfo_text(path):
+    """A Texinfo document as GNU makeinfo formats it to plain text (it refuses an invalid one)."""
+    result = subprocess.run(["makeinfo", "--plaintext", "--no-split", "-o", "-", path], capture_output=True)
+    if result.returncode != 0:
+        fail("makeinfo failed: %s" % result.stderr.decode("utf-8", "replace").strip())
+    return result.stdout.decode("utf-8", "replace")
+
+
+def context_text(source):
+    """The prose of a ConTeXt document: between \\starttext and \\stoptext, commands left out."""
+    body = re.search(r"\\starttext(.*?)\\stoptext", source, re.S)
+    if not body:
+        fail("not a complete ConTeXt document (no \\starttext ... \\stoptext)")
+    text = re.sub(r"(?<!\\)%.*", " ", body.group(1))
+    return re.sub(r"\\[a-zA-Z]+", " ", text)
+
+
 def main():
     path, fmt = sys.argv[1], sys.argv[2]
     pages = None
@@ -392,6 +432,36 @@ def main():
         text = html_text(data)
     elif fmt in ("fb2", "docbook", "opml"):
         text = xml_text(data)
+    elif fmt in XML_ROOTS:
+        text = xml_vocabulary_text(data, fmt)
+    elif fmt in ("revealjs", "slidy", "dzslides"):
+        text = html_text(data)
+    elif fmt in ("man", "ms"):
+        text = troff_text(path, fmt)
+    elif fmt == "texinfo":
+        text = texinfo_text(path)
+    elif fmt == "beamer":
+        source = data.decode("utf-8")
+        if not re.search(r"\\documentclass(\[[^\]]*\])?\{beamer\}", source) or "\\begin{frame}" not in source:
+            fail("not a Beamer document (no \\documentclass{beamer} or no frame)")
+        # A frame's title is its environment's argument, which latex_text drops with the environment.
+        body = re.search(r"\\begin\{document\}(.*?)\\end\{document\}", source, re.S)
+        text = re.sub(r"\\(begin|end)\s*\{[^}]*\}", " ", body.group(1) if body else source)
+        text = re.sub(r"\\[a-zA-Z@]+\*?", " ", re.sub(r"(?<!\\)%.*", " ", text))
+    elif fmt == "context":
+        text = context_text(data.decode("utf-8"))
+    elif fmt == "csljson":
+        try:
+            items = json.loads(data)
+        except ValueError as error:
+            fail("not JSON: %s" % error)
+        if not isinstance(items, list) or not all(isinstance(item, dict) and "id" in item and "type" in item for item in items):
+            fail("not CSL JSON (an array of items with an id and a type)")
+        text = " ".join(json_strings(items, []))
+    elif fmt in ("bibtex", "biblatex"):
+        text = data.decode("utf-8")
+        if not re.search(r"^@[a-zA-Z]+\{[^,\s]+,", text, re.M):
+            fail("no BibTeX entry (@type{key,)")
     elif fmt == "xml":
         text = xml_text(data, names=True)
     elif fmt in ("ipynb", "json"):
