@@ -3,8 +3,10 @@
 in, and for PDF the page count.
 
     read_document.py FILE FORMAT
+    read_document.py --batch < lines of ["FILE", "FORMAT"]   (one JSON answer a line, {"error": ...} for an invalid file)
 
-Exits 1 with a message on stderr when the file is not a valid FORMAT. Uses Python's standard
+Exits 1 with a message on stderr when the file is not a valid FORMAT. For slides (reveal.js, Slidy,
+DZSlides, Beamer) the answer also lists each slide's text ("slides"). Uses Python's standard
 library (zipfile, xml, html.parser, json), Pillow for images, and poppler/qpdf for PDF (no
 engine of the service writes PDF with poppler, and qpdf belongs to none)), groff for man pages and ms
 documents, GNU makeinfo for Texinfo (neither belongs to an engine).
@@ -19,9 +21,12 @@ import xml.dom.minidom
 import zipfile
 
 
+class Invalid(Exception):
+    """The file is not a valid document of the format asked for."""
+
+
 def fail(message):
-    sys.stderr.write(message + "\n")
-    sys.exit(1)
+    raise Invalid(message)
 
 
 def xml_text(data, separators=None, hidden=(), names=False):
@@ -396,8 +401,56 @@ def context_text(source):
     return re.sub(r"\\[a-zA-Z]+", " ", text)
 
 
-def main():
-    path, fmt = sys.argv[1], sys.argv[2]
+class SlideText(html.parser.HTMLParser):
+    """The text of each slide of an HTML slide show: reveal.js and DZSlides make each a <section>
+    (reveal.js marks them class "slide"), Slidy a <div class="slide">."""
+
+    def __init__(self, fmt):
+        super().__init__()
+        self.fmt = fmt
+        self.slides = []
+        self.depth = 0
+        self.stack = []
+
+    def is_slide(self, tag, attrs):
+        classes = (dict(attrs).get("class") or "").split()
+        if self.fmt == "slidy":
+            return tag == "div" and "slide" in classes
+        if self.fmt == "revealjs":
+            return tag == "section" and "slide" in classes
+        return tag == "section"
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("br", "img", "meta", "link", "hr", "input"):
+            return
+        opens = self.is_slide(tag, attrs)
+        self.stack.append(opens)
+        if opens:
+            self.slides.append("")
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("br", "img", "meta", "link", "hr", "input") or not self.stack:
+            return
+        if self.stack.pop():
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth > 0:
+            self.slides[-1] += " " + data
+
+
+def slide_texts(data, fmt):
+    """Each slide's text, in order."""
+    source = data.decode("utf-8", "replace")
+    if fmt == "beamer":
+        return [match.group(1) for match in re.finditer(r"\\begin\{frame\}(.*?)\\end\{frame\}", source, re.S)]
+    parser = SlideText(fmt)
+    parser.feed(source)
+    return parser.slides
+
+
+def read(path, fmt):
     pages = None
     data = open(path, "rb").read()
     if not data:
@@ -480,7 +533,30 @@ def main():
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             fail("not UTF-8: %s" % error)
-    print(json.dumps({"text": text, "pages": pages}))
+    answer = {"text": text, "pages": pages}
+    if fmt in ("revealjs", "slidy", "dzslides", "beamer"):
+        answer["slides"] = slide_texts(data, fmt)
+    return answer
 
 
-main()
+def main():
+    if sys.argv[1:] == ["--batch"]:
+        for line in sys.stdin:
+            path, fmt = json.loads(line)
+            try:
+                answer = read(path, fmt)
+            except Invalid as error:
+                answer = {"error": str(error)}
+            except Exception as error:  # a reader's own failure on a broken file: that file's answer
+                answer = {"error": "%s: %s" % (type(error).__name__, error)}
+            print(json.dumps(answer), flush=True)
+        return
+    try:
+        print(json.dumps(read(sys.argv[1], sys.argv[2])))
+    except Invalid as error:
+        sys.stderr.write(str(error) + "\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

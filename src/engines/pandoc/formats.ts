@@ -86,8 +86,9 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'dzslides', name: 'DZSlides slides (HTML, self-contained)', category: 'presentation', mediaType: 'text/html; charset=utf-8', extensions: ['dzslides'], detect: 'extension', fileExtension: 'html' },
 
   // Bibliographies. BibTeX and BibLaTeX share the .bib syntax (they differ in field names: year or
-  // date, journal or journaltitle): any .bib is read as one database; the target says which fields.
+  // date, journal or journaltitle): any .bib upload is `bibtex`, read as either; `biblatex` is the
+  // target that writes BibLaTeX's fields (its content carries the same signature).
   { id: 'bibtex', name: 'BibTeX bibliography (.bib)', category: 'markup', mediaType: 'application/x-bibtex; charset=utf-8', extensions: ['bibtex', 'bib'], detect: 'magic', signature: (_head, text) => BIB_ENTRY.test(text), fileExtension: 'bib' },
-  { id: 'biblatex', name: 'BibLaTeX bibliography (.bib)', category: 'markup', mediaType: 'application/x-bibtex; charset=utf-8', extensions: ['biblatex'], detect: 'magic', signatureOf: 'bibtex', nameDecides: true, fileExtension: 'bib' },
+  { id: 'biblatex', name: 'BibLaTeX bibliography (.bib)', category: 'markup', mediaType: 'application/x-bibtex; charset=utf-8', extensions: ['biblatex'], detect: 'magic', signatureOf: 'bibtex', fileExtension: 'bib' },
   { id: 'csljson', name: 'CSL JSON bibliography', category: 'markup', mediaType: 'application/vnd.citationstyles.csl+json', extensions: ['csljson'], detect: 'magic', signature: (_head, text) => isCslJson(text), fileExtension: 'json' },
 ];
