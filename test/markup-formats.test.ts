@@ -301,6 +301,25 @@ test('toc gives each new writer that has one its table of contents, and none wit
   assert.deepEqual(failures, [], failures.join('\n'));
 });
 
+test('a table\'s cells and caption reach every new writer (TEI and XWiki drop captions: a filter keeps them as a paragraph)', async () => {
+  const markdown = `# ${MARKER}\n\n| Kind | Count |\n|------|-------|\n| trout | 2 |\n\n: Herons gather downstream\n`;
+  const words = wordsOf(`${MARKER} Kind Count trout Herons gather downstream`);
+  const targets = [...AUTHORING, ...INTERCHANGE, 'fb2'];
+  const made: Array<{ to: string; file: string }> = [];
+  const failures = await inFlight(targets, async (to) => {
+    const { bytes } = await convert(server.url, Buffer.from(markdown), 'table.md', to);
+    const file = path.join(outputs, `table-to-${to}.out`);
+    await fs.writeFile(file, bytes);
+    made.push({ to, file });
+  });
+  const readings = await readAll(made.map(({ file, to }) => [file, to] as const));
+  for (const [index, { to }] of made.entries()) {
+    const found = recall(words, readings[index]!.text ?? '');
+    if (readings[index]!.error || found.recall < 1) failures.push(`${to}: ${readings[index]!.error ?? `missing ${found.missing.join(' ')}`}`);
+  }
+  assert.deepEqual(failures, [], failures.join('\n'));
+});
+
 /** A file every sandbox can read (the fonts' configuration is bound in): its content must never reach an output. */
 const LOCAL_FILE = '/etc/fonts/fonts.conf';
 /** Words of LOCAL_FILE that no sample holds. */

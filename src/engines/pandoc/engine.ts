@@ -38,6 +38,16 @@ const FILTERS = fileURLToPath(new URL('./filters/', import.meta.url));
 const IMAGE_FILTER = path.join(FILTERS, 'no-external-images.lua');
 const TITLE_FILTER = path.join(FILTERS, 'title-heading.lua');
 const REFERENCES_FILTER = path.join(FILTERS, 'all-references.lua');
+/**
+ * Filters for writers that lose part of a table in pandoc 2.17: TEI and XWiki leave the caption
+ * out (it becomes a paragraph before the table), Muse drops the header row of a table it writes as
+ * a grid (filters/muse-tables.lua).
+ */
+const TABLE_FILTERS: Readonly<Record<string, string>> = {
+  tei: path.join(FILTERS, 'caption-paragraphs.lua'),
+  xwiki: path.join(FILTERS, 'caption-paragraphs.lua'),
+  muse: path.join(FILTERS, 'muse-tables.lua'),
+};
 /** Writes a copy of a docx or odt pandoc reads in full (see the top); bound read-only into the sandbox. */
 const PREPARE_SCRIPT = fileURLToPath(new URL('./prepare-input.py', import.meta.url));
 const PYTHON = '/usr/bin/python3';
@@ -216,6 +226,7 @@ export class PandocEngine implements Engine {
     if (standalone) args.push('--standalone');
     if (toc) args.push('--toc');
     if (NO_TITLE_BLOCK.has(to) && !(standalone && TOC_STANDALONE.has(to))) args.push(`--lua-filter=${TITLE_FILTER}`);
+    if (TABLE_FILTERS[to]) args.push(`--lua-filter=${TABLE_FILTERS[to]}`);
     // A file name from the service, never one that could read as an option.
     args.push('--', `./${input}`);
     return args;
