@@ -1,11 +1,13 @@
 // Markup and document formats through pandoc 2.17 (Debian). pandoc follows include directives
-// (RST `include`, org `#+INCLUDE`), embeds images named by any path or URL into docx/odt/epub, and
-// fetches URLs (docs/security.md#pandoc). Two fences keep every local file and URL out of outputs:
+// (RST `include`, org `#+INCLUDE`, man `.so`, txt2tags `%!include`, Muse `#include`), embeds
+// images named by any path or URL into docx/odt/epub/fb2, and fetches URLs (docs/security.md#pandoc).
+// Two fences keep every local file and URL out of outputs:
 // `--sandbox` (pandoc's own: no IO but the input and output) wherever Debian's build allows it,
 // and the OS sandbox always (no network; only the job's directory, /usr and, read-only, our Lua
 // filters in filters/ visible). Debian's `--sandbox` cannot read pandoc's own data files, which
 // docx, odt and epub output need (https://github.com/jgm/pandoc/issues/8128), and under it ipynb
-// output fails outright on any image it cannot embed: those writers rely on the OS sandbox alone.
+// output fails outright on any image it cannot embed: those writers get a document tree that was
+// read under `--sandbox` (see runs()).
 // Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
 // GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
 // pandoc 2.17's readers drop some content without a trace: a docx's charts, and the header rows
