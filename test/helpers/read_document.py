@@ -444,7 +444,9 @@ def slide_texts(data, fmt):
     """Each slide's text, in order."""
     source = data.decode("utf-8", "replace")
     if fmt == "beamer":
-        return [match.group(1) for match in re.finditer(r"\\begin\{frame\}(.*?)\\end\{frame\}", source, re.S)]
+        # Each frame, and each section's page (pandoc's template gives every \\section and
+        # \\subsection a frame of its own through \\AtBeginSection).
+        return [match.group(1) or match.group(2) for match in re.finditer(r"\\begin\{frame\}(.*?)\\end\{frame\}|\\(?:sub)?section\{([^}]*)\}", source, re.S)]
     parser = SlideText(fmt)
     parser.feed(source)
     return parser.slides
@@ -495,12 +497,14 @@ def read(path, fmt):
         text = texinfo_text(path)
     elif fmt == "beamer":
         source = data.decode("utf-8")
-        if not re.search(r"\\documentclass(\[[^\]]*\])?\{beamer\}", source) or "\\begin{frame}" not in source:
-            fail("not a Beamer document (no \\documentclass{beamer} or no frame)")
-        # A frame's title is its environment's argument, which latex_text drops with the environment.
+        if not re.search(r"\\documentclass(\[[^\]]*\])?\{beamer\}", source) or not re.search(r"\\begin\{frame\}|\\(sub)?section\{", source):
+            fail("not a Beamer document (no \\documentclass{beamer}, or neither a frame nor a section)")
+        # The title page shows the preamble's \title; a frame's title is its environment's argument,
+        # which latex_text drops with the environment; a section shows on its own section page.
+        titles = " ".join(re.findall(r"\\(?:sub)?title\{([^}]*)\}", source.split("\\begin{document}")[0]))
         body = re.search(r"\\begin\{document\}(.*?)\\end\{document\}", source, re.S)
         text = re.sub(r"\\(begin|end)\s*\{[^}]*\}", " ", body.group(1) if body else source)
-        text = re.sub(r"\\[a-zA-Z@]+\*?", " ", re.sub(r"(?<!\\)%.*", " ", text))
+        text = titles + " " + re.sub(r"\\[a-zA-Z@]+\*?", " ", re.sub(r"(?<!\\)%.*", " ", text))
     elif fmt == "context":
         text = context_text(data.decode("utf-8"))
     elif fmt == "csljson":
