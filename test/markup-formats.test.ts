@@ -15,7 +15,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { strFromU8, unzipSync } from 'fflate';
-import { convert, download, fetchCatalogue, progress, submit, submitOk, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { download, fetchCatalogue, progress, submit, submitOk, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { BODY, MARKER, recall, TITLE, wordsOf } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
@@ -75,8 +75,9 @@ const CATEGORIES: Readonly<Record<string, string>> = {
  */
 const MIN_RECALL = 1;
 
-/** How many jobs the test keeps in flight: the service runs four at once here. */
-const IN_FLIGHT = 4;
+/** The service runs four jobs at once here; the test keeps six in flight, so that a job waits when a slot frees. */
+const SERVICE_CONCURRENCY = 4;
+const IN_FLIGHT = 6;
 
 let server: RunningServer;
 let catalogue: readonly CatalogueEntry[];
@@ -84,7 +85,7 @@ let outputs: string;
 
 before(async () => {
   [server, outputs] = await Promise.all([
-    startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: String(IN_FLIGHT) }),
+    startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: String(SERVICE_CONCURRENCY) }),
     tempDir('convertd-markup-'),
   ]);
   catalogue = await fetchCatalogue(server.url);
@@ -128,6 +129,17 @@ async function inFlight<T>(items: readonly T[], work: (item: T) => Promise<void>
     }
   }));
   return failures;
+}
+
+/**
+ * One conversion that must succeed, polled every 25 ms: most of these jobs take tens of
+ * milliseconds, and the usual 100 ms between polls would be most of the test's time.
+ */
+async function converted(data: Buffer, filename: string, target: string): Promise<Buffer> {
+  const jobId = await submitOk(server.url, data, filename, target);
+  const { final } = await waitForJob(server.url, jobId, { intervalMs: 25, timeoutMs: 180_000 });
+  assert.equal(final.status, 'done', `job failed: ${JSON.stringify(final.error)}`);
+  return (await download(server.url, final.download_url!)).bytes;
 }
 
 /** Submits with options; the final record and, when done, the output. */
@@ -215,7 +227,7 @@ describe('every pair of the new sources converts, checked by independent tools',
     t.diagnostic(`${pairs.length} pairs`);
     const made: Array<{ from: string; to: string; file: string }> = [];
     const failures = await inFlight(pairs, async ({ from, to, sample }) => {
-      const { bytes } = await convert(server.url, Buffer.from(sample.text), sample.name, to);
+      const bytes = await converted(Buffer.from(sample.text), sample.name, to);
       const file = path.join(outputs, `${from}-to-${to}.out`);
       await fs.writeFile(file, bytes);
       made.push({ from, to, file });
@@ -248,7 +260,7 @@ describe('every pair of the new sources converts, checked by independent tools',
     const pairs = Object.entries(sources).flatMap(([from, sample]) => targetsOf(from === 'biblatex' ? 'bibtex' : from).map((to) => ({ from, to, sample })));
     const made: Array<{ from: string; to: string; file: string; bytes: Buffer }> = [];
     const failures = await inFlight(pairs, async ({ from, to, sample }) => {
-      const { bytes } = await convert(server.url, Buffer.from(sample.text), sample.name, to);
+      const bytes = await converted(Buffer.from(sample.text), sample.name, to);
       const file = path.join(outputs, `${from}-to-${to}.out`);
       await fs.writeFile(file, bytes);
       made.push({ from, to, file, bytes });
@@ -307,7 +319,7 @@ test('a table\'s cells and caption reach every new writer (TEI and XWiki drop ca
   const targets = [...AUTHORING, ...INTERCHANGE, 'fb2'];
   const made: Array<{ to: string; file: string }> = [];
   const failures = await inFlight(targets, async (to) => {
-    const { bytes } = await convert(server.url, Buffer.from(markdown), 'table.md', to);
+    const bytes = await converted(Buffer.from(markdown), 'table.md', to);
     const file = path.join(outputs, `table-to-${to}.out`);
     await fs.writeFile(file, bytes);
     made.push({ to, file });
@@ -380,7 +392,7 @@ test('the shared corpus: Markdown and LaTeX documents keep their words in the ne
   const sourceTexts = new Map((await readAll(sources.map((source) => [path.join(CORPUS, source), CORPUS_READERS[source.split('/')[0]!]!] as const))).map((reading, n) => [sources[n]!, reading.text ?? '']));
   const made: Array<{ source: string; to: string; file: string }> = [];
   const failures = await inFlight(jobs, async ({ family, file, to }) => {
-    const { bytes } = await convert(server.url, await fs.readFile(path.join(CORPUS, family, file)), file, to);
+    const bytes = await converted(await fs.readFile(path.join(CORPUS, family, file)), file, to);
     const out = path.join(outputs, `corpus-${file}-to-${to}`);
     await fs.writeFile(out, bytes);
     made.push({ source: `${family}/${file}`, to, file: out });
