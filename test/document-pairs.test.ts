@@ -41,6 +41,11 @@ const OLDER_EBOOK_TARGETS = new Set(['htmlz', 'txtz', 'pmlz', 'lrf', 'pdb', 'rb'
 /** Targets that are pictures of the document: no text to look for (zip: every page as a PNG, option each's default). */
 const PICTURES = new Set(['png', 'jpg', 'tiff', 'webp', 'svg', 'eps', 'ps', 'zip']);
 
+/** The download's extension where it is not the target's id (a PDF/A is a .pdf, reveal.js slides an .html page). */
+const FILE_EXTENSIONS: Readonly<Record<string, string>> = {
+  pdfa: 'pdf', beamer: 'tex', context: 'tex', revealjs: 'html', slidy: 'html', dzslides: 'html', jats: 'xml', tei: 'xml',
+};
+
 /** The `file` command's verdict for each target, an independent check of the type. */
 const FILE_MIME: Readonly<Record<string, RegExp>> = {
   pdf: /^application\/pdf$/, pdfa: /^application\/pdf$/,
@@ -184,7 +189,7 @@ test('every listed pair of a document source converts, checked by independent to
       const { from, to, data, words, pages } = pairs[next++]!;
       try {
         const { bytes, response } = await convert(server.url, data, `sample.${from}`, to);
-        assert.match(response.headers.get('content-disposition') ?? '', new RegExp(`filename="?sample\\.${to === 'pdfa' ? 'pdf' : to}"?(;|$)`));
+        assert.match(response.headers.get('content-disposition') ?? '', new RegExp(`filename="?sample\\.${FILE_EXTENSIONS[to] ?? to}"?(;|$)`));
         const file = await writeTemp(bytes, `out.${to}`);
         const mime = FILE_MIME[to];
         if (mime) assert.match(fileMime(file), mime, `file(1) on ${from} → ${to}`);

@@ -3,10 +3,13 @@
 in, and for PDF the page count.
 
     read_document.py FILE FORMAT
+    read_document.py --batch < lines of ["FILE", "FORMAT"]   (one JSON answer a line, {"error": ...} for an invalid file)
 
-Exits 1 with a message on stderr when the file is not a valid FORMAT. Uses Python's standard
+Exits 1 with a message on stderr when the file is not a valid FORMAT. For slides (reveal.js, Slidy,
+DZSlides, Beamer) the answer also lists each slide's text ("slides"). Uses Python's standard
 library (zipfile, xml, html.parser, json), Pillow for images, and poppler/qpdf for PDF (no
-engine of the service writes PDF with poppler, and qpdf belongs to none).
+engine of the service writes PDF with poppler, and qpdf belongs to none)), groff for man pages and ms
+documents, GNU makeinfo for Texinfo (neither belongs to an engine).
 """
 import html.parser
 import json
@@ -18,9 +21,12 @@ import xml.dom.minidom
 import zipfile
 
 
+class Invalid(Exception):
+    """The file is not a valid document of the format asked for."""
+
+
 def fail(message):
-    sys.stderr.write(message + "\n")
-    sys.exit(1)
+    raise Invalid(message)
 
 
 def xml_text(data, separators=None, hidden=(), names=False):
@@ -356,8 +362,97 @@ def pages_zip_text(path):
     return " ".join(texts), len(names)
 
 
-def main():
-    path, fmt = sys.argv[1], sys.argv[2]
+# Root elements of the XML vocabularies pandoc writes (their text is read as any XML's).
+XML_ROOTS = {"tei": "TEI", "jats": "article", "icml": "Document"}
+
+
+def xml_vocabulary_text(data, fmt):
+    """The text of a TEI, JATS or ICML document, which must parse and have its vocabulary's root."""
+    text = xml_text(data)
+    root = xml.dom.minidom.parseString(data).documentElement.localName
+    if root != XML_ROOTS[fmt]:
+        fail("the root element is <%s>, not <%s>" % (root, XML_ROOTS[fmt]))
+    return text
+
+
+def troff_text(path, fmt):
+    """A man page or ms document as groff typesets it (text, no overstriking): groff, not pandoc, reads it."""
+    macros = {"man": "-man", "ms": "-ms"}[fmt]
+    result = subprocess.run(["groff", "-k", macros, "-Tutf8", "-P-cbou", path], capture_output=True)
+    if result.returncode != 0:
+        fail("groff %s failed: %s" % (macros, result.stderr.decode("utf-8", "replace").strip()))
+    return result.stdout.decode("utf-8", "replace")
+
+
+def texinfo_text(path):
+    """A Texinfo document as GNU makeinfo formats it to plain text (it refuses an invalid one)."""
+    result = subprocess.run(["makeinfo", "--plaintext", "--no-split", "-o", "-", path], capture_output=True)
+    if result.returncode != 0:
+        fail("makeinfo failed: %s" % result.stderr.decode("utf-8", "replace").strip())
+    return result.stdout.decode("utf-8", "replace")
+
+
+def context_text(source):
+    """The prose of a ConTeXt document: between \\starttext and \\stoptext, commands left out."""
+    body = re.search(r"\\starttext(.*?)\\stoptext", source, re.S)
+    if not body:
+        fail("not a complete ConTeXt document (no \\starttext ... \\stoptext)")
+    text = re.sub(r"(?<!\\)%.*", " ", body.group(1))
+    return re.sub(r"\\[a-zA-Z]+", " ", text)
+
+
+class SlideText(html.parser.HTMLParser):
+    """The text of each slide of an HTML slide show: reveal.js and DZSlides make each a <section>
+    (reveal.js marks them class "slide"), Slidy a <div class="slide">."""
+
+    def __init__(self, fmt):
+        super().__init__()
+        self.fmt = fmt
+        self.slides = []
+        self.depth = 0
+        self.stack = []
+
+    def is_slide(self, tag, attrs):
+        classes = (dict(attrs).get("class") or "").split()
+        if self.fmt == "slidy":
+            return tag == "div" and "slide" in classes
+        if self.fmt == "revealjs":
+            return tag == "section" and "slide" in classes
+        return tag == "section"
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("br", "img", "meta", "link", "hr", "input"):
+            return
+        opens = self.is_slide(tag, attrs)
+        self.stack.append(opens)
+        if opens:
+            self.slides.append("")
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("br", "img", "meta", "link", "hr", "input") or not self.stack:
+            return
+        if self.stack.pop():
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth > 0:
+            self.slides[-1] += " " + data
+
+
+def slide_texts(data, fmt):
+    """Each slide's text, in order."""
+    source = data.decode("utf-8", "replace")
+    if fmt == "beamer":
+        # Each frame, and each section's page (pandoc's template gives every \\section and
+        # \\subsection a frame of its own through \\AtBeginSection).
+        return [match.group(1) or match.group(2) for match in re.finditer(r"\\begin\{frame\}(.*?)\\end\{frame\}|\\(?:sub)?section\{([^}]*)\}", source, re.S)]
+    parser = SlideText(fmt)
+    parser.feed(source)
+    return parser.slides
+
+
+def read(path, fmt):
     pages = None
     data = open(path, "rb").read()
     if not data:
@@ -392,6 +487,38 @@ def main():
         text = html_text(data)
     elif fmt in ("fb2", "docbook", "opml"):
         text = xml_text(data)
+    elif fmt in XML_ROOTS:
+        text = xml_vocabulary_text(data, fmt)
+    elif fmt in ("revealjs", "slidy", "dzslides"):
+        text = html_text(data)
+    elif fmt in ("man", "ms"):
+        text = troff_text(path, fmt)
+    elif fmt == "texinfo":
+        text = texinfo_text(path)
+    elif fmt == "beamer":
+        source = data.decode("utf-8")
+        if not re.search(r"\\documentclass(\[[^\]]*\])?\{beamer\}", source) or not re.search(r"\\begin\{frame\}|\\(sub)?section\{", source):
+            fail("not a Beamer document (no \\documentclass{beamer}, or neither a frame nor a section)")
+        # The title page shows the preamble's \title; a frame's title is its environment's argument,
+        # which latex_text drops with the environment; a section shows on its own section page.
+        titles = " ".join(re.findall(r"\\(?:sub)?title\{([^}]*)\}", source.split("\\begin{document}")[0]))
+        body = re.search(r"\\begin\{document\}(.*?)\\end\{document\}", source, re.S)
+        text = re.sub(r"\\(begin|end)\s*\{[^}]*\}", " ", body.group(1) if body else source)
+        text = titles + " " + re.sub(r"\\[a-zA-Z@]+\*?", " ", re.sub(r"(?<!\\)%.*", " ", text))
+    elif fmt == "context":
+        text = context_text(data.decode("utf-8"))
+    elif fmt == "csljson":
+        try:
+            items = json.loads(data)
+        except ValueError as error:
+            fail("not JSON: %s" % error)
+        if not isinstance(items, list) or not all(isinstance(item, dict) and "id" in item and "type" in item for item in items):
+            fail("not CSL JSON (an array of items with an id and a type)")
+        text = " ".join(json_strings(items, []))
+    elif fmt in ("bibtex", "biblatex"):
+        text = data.decode("utf-8")
+        if not re.search(r"^@[a-zA-Z]+\{[^,\s]+,", text, re.M):
+            fail("no BibTeX entry (@type{key,)")
     elif fmt == "xml":
         text = xml_text(data, names=True)
     elif fmt in ("ipynb", "json"):
@@ -410,7 +537,30 @@ def main():
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             fail("not UTF-8: %s" % error)
-    print(json.dumps({"text": text, "pages": pages}))
+    answer = {"text": text, "pages": pages}
+    if fmt in ("revealjs", "slidy", "dzslides", "beamer"):
+        answer["slides"] = slide_texts(data, fmt)
+    return answer
 
 
-main()
+def main():
+    if sys.argv[1:] == ["--batch"]:
+        for line in sys.stdin:
+            path, fmt = json.loads(line)
+            try:
+                answer = read(path, fmt)
+            except Invalid as error:
+                answer = {"error": str(error)}
+            except Exception as error:  # a reader's own failure on a broken file: that file's answer
+                answer = {"error": "%s: %s" % (type(error).__name__, error)}
+            print(json.dumps(answer), flush=True)
+        return
+    try:
+        print(json.dumps(read(sys.argv[1], sys.argv[2])))
+    except Invalid as error:
+        sys.stderr.write(str(error) + "\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,11 +1,13 @@
 // Markup and document formats through pandoc 2.17 (Debian). pandoc follows include directives
-// (RST `include`, org `#+INCLUDE`), embeds images named by any path or URL into docx/odt/epub, and
-// fetches URLs (docs/security.md#pandoc). Two fences keep every local file and URL out of outputs:
+// (RST `include`, org `#+INCLUDE`, man `.so`, txt2tags `%!include`, Muse `#include`), embeds
+// images named by any path or URL into docx/odt/epub/fb2, and fetches URLs (docs/security.md#pandoc).
+// Two fences keep every local file and URL out of outputs:
 // `--sandbox` (pandoc's own: no IO but the input and output) wherever Debian's build allows it,
 // and the OS sandbox always (no network; only the job's directory, /usr and, read-only, our Lua
 // filters in filters/ visible). Debian's `--sandbox` cannot read pandoc's own data files, which
 // docx, odt and epub output need (https://github.com/jgm/pandoc/issues/8128), and under it ipynb
-// output fails outright on any image it cannot embed: those writers rely on the OS sandbox alone.
+// output fails outright on any image it cannot embed: those writers get a document tree that was
+// read under `--sandbox` (see runs()).
 // Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
 // GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
 // pandoc 2.17's readers drop some content without a trace: a docx's charts, and the header rows
@@ -37,18 +39,35 @@ const RTS_OPTIONS = ['+RTS', '-M768m', '-A12m', '-O128m', '-RTS'];
 const FILTERS = fileURLToPath(new URL('./filters/', import.meta.url));
 const IMAGE_FILTER = path.join(FILTERS, 'no-external-images.lua');
 const TITLE_FILTER = path.join(FILTERS, 'title-heading.lua');
+const REFERENCES_FILTER = path.join(FILTERS, 'all-references.lua');
+/**
+ * Filters for writers that lose part of a table in pandoc 2.17: TEI and XWiki leave the caption
+ * out (it becomes a paragraph before the table), Muse drops the header row of a table it writes as
+ * a grid (filters/muse-tables.lua).
+ */
+const TABLE_FILTERS: Readonly<Record<string, string>> = {
+  tei: path.join(FILTERS, 'caption-paragraphs.lua'),
+  xwiki: path.join(FILTERS, 'caption-paragraphs.lua'),
+  muse: path.join(FILTERS, 'muse-tables.lua'),
+};
 /** Writes a copy of a docx or odt pandoc reads in full (see the top); bound read-only into the sandbox. */
 const PREPARE_SCRIPT = fileURLToPath(new URL('./prepare-input.py', import.meta.url));
 const PYTHON = '/usr/bin/python3';
 /** The sources prepare-input.py rewrites. */
 const PREPARED_SOURCES = new Set(['docx', 'odt']);
-/** Readers of plain-text markup: their images can only be references to files or URLs. */
-const TEXT_READERS = new Set(['md', 'gfm', 'rst', 'org', 'textile', 'mediawiki', 'jira', 'html', 'latex', 'ipynb', 'docbook', 'opml']);
+/**
+ * Readers whose images can only be references to files or URLs, and whose include directives
+ * (RST `include`, org `#+INCLUDE`, man `.so`, txt2tags `%!include`, Muse `#include`) name
+ * files: every reader but those of the office and ebook packages, which carry their own media.
+ */
+const CONTAINER_READERS = new Set(['docx', 'odt', 'epub']);
 
 /** Our format id → pandoc's reader name. */
 const READERS: Readonly<Record<string, string>> = {
   md: 'markdown', gfm: 'gfm', rst: 'rst', org: 'org', textile: 'textile', mediawiki: 'mediawiki', jira: 'jira',
   html: 'html', docx: 'docx', odt: 'odt', epub: 'epub', latex: 'latex', ipynb: 'ipynb', docbook: 'docbook', opml: 'opml',
+  creole: 'creole', dokuwiki: 'dokuwiki', tikiwiki: 'tikiwiki', twiki: 'twiki', vimwiki: 'vimwiki', muse: 'muse',
+  t2t: 't2t', haddock: 'haddock', man: 'man', jats: 'jats',
 };
 
 /** Our format id → pandoc's writer name. */
@@ -56,14 +75,58 @@ const WRITERS: Readonly<Record<string, string>> = {
   md: 'markdown', gfm: 'gfm', rst: 'rst', org: 'org', html: 'html5', docx: 'docx', odt: 'odt', epub: 'epub3',
   latex: 'latex', txt: 'plain', asciidoc: 'asciidoc', textile: 'textile', mediawiki: 'mediawiki', jira: 'jira',
   docbook: 'docbook5', ipynb: 'ipynb',
+  dokuwiki: 'dokuwiki', zimwiki: 'zimwiki', xwiki: 'xwiki', muse: 'muse', haddock: 'haddock', markua: 'markua',
+  jats: 'jats_archiving', tei: 'tei', icml: 'icml', fb2: 'fb2',
+  man: 'man', ms: 'ms', texinfo: 'texinfo', context: 'context',
+  beamer: 'beamer', revealjs: 'revealjs', slidy: 'slidy', dzslides: 'dzslides',
 };
+
+/**
+ * Writers added for issue #30 that make sense only for markup pandoc reads itself: slides, man
+ * pages and typesetting sources out of an authored text. A Word 97, RTF or WordPerfect file (through
+ * LibreOffice's docx) or an ebook (through calibre's) is never offered as beamer slides or a man
+ * page; docx, odt and epub uploads are (pandoc reads them).
+ */
+const AUTHORING_WRITERS = new Set(['beamer', 'revealjs', 'slidy', 'dzslides', 'man', 'ms', 'texinfo', 'context', 'haddock']);
+/**
+ * Writers added for issue #30 that take office documents too (a Word file into a wiki, InDesign,
+ * a journal's JATS), but not ebooks: calibre's docx of a Kindle book as a DokuWiki page or a TEI
+ * edition is not a conversion anyone asks for.
+ */
+const INTERCHANGE_WRITERS = new Set(['dokuwiki', 'zimwiki', 'xwiki', 'muse', 'markua', 'jats', 'tei', 'icml', 'fb2']);
+/**
+ * FictionBook is written, not read: pandoc 2.17's fb2 reader drops every table (measured on the
+ * shared corpus's pandoc-tables.fb2), so calibre stays the reader. Between ebooks calibre is the
+ * specialist: epub → fb2 stays calibre's.
+ */
+const CALIBRE_PAIRS = new Set(['epub>fb2']);
+
+/**
+ * Bibliographies: our id → pandoc's reader. Any .bib is `bibtex` (one signature for both), read
+ * by the BibLaTeX reader, which takes BibTeX's fields (year, journal) as well as its own (date,
+ * journaltitle); `biblatex` is a target (BibLaTeX's fields), never a source.
+ */
+const BIB_READERS: Readonly<Record<string, string>> = { bibtex: 'biblatex', csljson: 'csljson' };
+const BIB_WRITERS: Readonly<Record<string, string>> = { bibtex: 'bibtex', biblatex: 'biblatex', csljson: 'csljson' };
+/**
+ * A bibliography's reference list, rendered by citeproc (every entry, see filters/all-references.lua).
+ * Markdown without its `citations` extension: with it, pandoc would keep the citation unrendered.
+ */
+const REFERENCE_LISTS: Readonly<Record<string, string>> = { md: 'markdown-citations', html: 'html5', docx: 'docx', txt: 'plain' };
 
 /** Writers that do not work under Debian's `--sandbox` (see above). */
 const OS_SANDBOX_ONLY = new Set(['docx', 'odt', 'epub', 'ipynb']);
-/** Writers that make a complete document only when asked to (`--standalone`). */
-const STANDALONE = new Set(['html', 'latex', 'docbook']);
-/** Writers that print no title block (short of `--standalone`): the title filter puts the title in their body. */
-const NO_TITLE_BLOCK = new Set(['md', 'gfm', 'rst', 'org', 'txt', 'asciidoc', 'textile', 'mediawiki', 'jira', 'ipynb']);
+/**
+ * Writers that make a complete document only when asked to (`--standalone`): a man page needs its
+ * .TH line, slides their framework, ICML, TEI and JATS their root and header, Texinfo its
+ * `\input texinfo`, ms its macros.
+ */
+const STANDALONE = new Set(['html', 'latex', 'docbook', 'man', 'ms', 'texinfo', 'context', 'icml', 'tei', 'jats', 'beamer', 'revealjs', 'slidy', 'dzslides']);
+/**
+ * Writers that print no title block (short of `--standalone`; ICML not even then): the title
+ * filter puts the title in their body.
+ */
+const NO_TITLE_BLOCK = new Set(['md', 'gfm', 'rst', 'org', 'txt', 'asciidoc', 'textile', 'mediawiki', 'jira', 'ipynb', 'dokuwiki', 'zimwiki', 'xwiki', 'muse', 'haddock', 'markua', 'icml']);
 
 /**
  * Between office formats LibreOffice keeps the layout (page setup, styles, tables) that pandoc's
@@ -76,11 +139,12 @@ const OFFICE_TARGETS = new Set(['docx', 'odt', 'html', 'txt', 'epub']);
  * The writers that make a table of contents from the headings (`toc`, pandoc's `--toc`, three
  * levels deep): a linked list in HTML, EPUB's navigation page in the reading order, \tableofcontents
  * in LaTeX, a TOC field in docx (Word fills it in when the document is opened) and an index in
- * odt (filled in when the document's indexes are updated). The text markup writers print one only
- * in a standalone document (TOC_STANDALONE); the others (org, textile, jira, mediawiki, docbook,
- * ipynb) make none.
+ * odt (filled in when the document's indexes are updated); a contents slide (beamer, reveal.js,
+ * Slidy, DZSlides), ConTeXt's \completecontent, Texinfo's @contents, ms's .TC. The text markup
+ * writers print one only in a standalone document (TOC_STANDALONE); the others (org, textile, jira,
+ * mediawiki, docbook, ipynb, the wikis, man, ICML, TEI, JATS, FictionBook) make none.
  */
-const TOC_WRITERS = new Set(['html', 'latex', 'docx', 'odt', 'epub', 'md', 'gfm', 'rst', 'asciidoc', 'txt']);
+const TOC_WRITERS = new Set(['html', 'latex', 'docx', 'odt', 'epub', 'md', 'gfm', 'rst', 'asciidoc', 'txt', 'beamer', 'revealjs', 'slidy', 'dzslides', 'context', 'texinfo', 'ms']);
 /**
  * Writers that print the table of contents only with `--standalone`. Standalone, each prints the
  * title in its own title block (YAML for Markdown, a title for reStructuredText, AsciiDoc and
@@ -89,9 +153,34 @@ const TOC_WRITERS = new Set(['html', 'latex', 'docx', 'odt', 'epub', 'md', 'gfm'
 const TOC_STANDALONE = new Set(['md', 'gfm', 'rst', 'asciidoc', 'txt']);
 const TOC = narrow(OPTIONS.toc, { description: 'Add a table of contents built from the headings (three levels deep).' });
 
-const EDGES: ConversionEdge[] = Object.keys(READERS).flatMap((from) => Object.keys(WRITERS)
-  .filter((to) => to !== from)
-  .map((to) => ({ from, to, cost: OFFICE_SOURCES.has(from) && OFFICE_TARGETS.has(to) ? 5 : 2, options: TOC_WRITERS.has(to) ? [TOC] : [] })));
+function documentEdge(from: string, to: string): ConversionEdge {
+  return {
+    from,
+    to,
+    cost: OFFICE_SOURCES.has(from) && OFFICE_TARGETS.has(to) ? 5 : 2,
+    options: TOC_WRITERS.has(to) ? [TOC] : [],
+    // The upload's own format only (see AUTHORING_WRITERS).
+    ...(AUTHORING_WRITERS.has(to) ? { chainable: false } : {}),
+    // After LibreOffice's docx or odt of an office upload, never after calibre's of an ebook, nor
+    // after another pandoc step (which is how calibre's docx would reach them: mobi → docx → md).
+    ...(INTERCHANGE_WRITERS.has(to) ? { notAfter: ['calibre', 'pandoc'] } : {}),
+    // calibre reads FictionBook into every ebook target: pandoc's FictionBook is a book to read,
+    // not the start of a chain through calibre that routes through epub already reach.
+    ...(to === 'fb2' ? { endsRoute: true } : {}),
+  };
+}
+
+const EDGES: ConversionEdge[] = [
+  ...Object.keys(READERS).flatMap((from) => Object.keys(WRITERS)
+    .filter((to) => to !== from && !CALIBRE_PAIRS.has(`${from}>${to}`))
+    .map((to) => documentEdge(from, to))),
+  // A bibliography goes to the other bibliography formats and to its rendered reference list, which
+  // ends the route (a reference list is not the start of a document's conversions).
+  ...Object.keys(BIB_READERS).flatMap((from) => [
+    ...Object.keys(BIB_WRITERS).filter((to) => to !== from).map((to) => ({ from, to, cost: 2 })),
+    ...Object.keys(REFERENCE_LISTS).map((to) => ({ from, to, cost: 2, endsRoute: true })),
+  ]),
+];
 
 export class PandocEngine implements Engine {
   readonly id = 'pandoc';
@@ -121,39 +210,51 @@ export class PandocEngine implements Engine {
     });
   }
 
-  private args(reader: string, writer: string, to: string, input: string, output: string, options: StepOptions = {}): string[] {
+  /**
+   * One pandoc run. `references`: the input is a bibliography whose reference list the output is
+   * (citeproc with every entry listed, filters/all-references.lua).
+   */
+  private args(reader: string, writer: string, to: string, input: string, output: string, options: StepOptions = {}, references = false): string[] {
     const args = [...RTS_OPTIONS, '--from', reader, '--to', writer, '--output', output];
     const toc = booleanOption(options, 'toc') === true && TOC_WRITERS.has(to);
     // The image filter only where images are fetched and embedded: the writers outside pandoc's
     // sandbox, and the document tree that feeds one. Elsewhere an image stays a reference (HTML's
     // <img src>, Markdown's ![]()), nothing is read, and the filter cost large documents 10-15%
-    // (BENCHMARKS.md).
+    // (BENCHMARKS.md). FictionBook embeds images too, but under `--sandbox`, which reads none.
     if (OS_SANDBOX_ONLY.has(to) || writer === 'json') args.push(`--lua-filter=${IMAGE_FILTER}`);
     if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
+    if (references) args.push(`--lua-filter=${REFERENCES_FILTER}`, '--citeproc');
     const standalone = STANDALONE.has(to) || (toc && TOC_STANDALONE.has(to));
     if (standalone) args.push('--standalone');
     if (toc) args.push('--toc');
-    if (NO_TITLE_BLOCK.has(to) && !standalone) args.push(`--lua-filter=${TITLE_FILTER}`);
+    if (NO_TITLE_BLOCK.has(to) && !(standalone && TOC_STANDALONE.has(to))) args.push(`--lua-filter=${TITLE_FILTER}`);
+    if (TABLE_FILTERS[to]) args.push(`--lua-filter=${TABLE_FILTERS[to]}`);
     // A file name from the service, never one that could read as an option.
     args.push('--', `./${input}`);
     return args;
   }
 
   /**
-   * The pandoc runs of one conversion. pandoc 2.17's docx writer fetches every image before
-   * filters run and fails on one it cannot fetch, so text markup goes to docx in two runs: first to
-   * pandoc's document tree (JSON) under `--sandbox` with the image filter, then from that tree,
-   * which names no outside file any more. (docx, odt and epub inputs keep their own media in one
-   * run; LibreOffice does most of those pairs anyway.)
+   * The pandoc runs of one conversion. Outside `--sandbox` (docx, odt, epub and ipynb output, see
+   * the top) a reader would still follow include directives (man `.so`, RST `include`, ...) to any
+   * file the OS sandbox shows (/usr, /etc/fonts), and pandoc 2.17's docx writer fetches every
+   * image before filters run and fails on one it cannot fetch. So markup goes to those writers in
+   * two runs: first to pandoc's document tree (JSON) under `--sandbox` with the image filter, then
+   * from that tree, which names no outside file any more. (docx, odt and epub inputs have no
+   * include directives and keep their own media: one run; LibreOffice does most of those pairs anyway.)
    */
   private runs(from: string, to: string, input: string, output: string, options: StepOptions = {}): string[][] {
-    if (to === 'docx' && TEXT_READERS.has(from)) {
+    const bibliography = BIB_READERS[from];
+    const reader = bibliography ?? READERS[from]!;
+    const writer = bibliography ? (BIB_WRITERS[to] ?? REFERENCE_LISTS[to]!) : WRITERS[to]!;
+    const references = bibliography !== undefined && BIB_WRITERS[to] === undefined;
+    if (OS_SANDBOX_ONLY.has(to) && !CONTAINER_READERS.has(from)) {
       return [
-        this.args(READERS[from]!, 'json', 'json', input, 'document-tree.json'),
-        this.args('json', WRITERS[to]!, to, 'document-tree.json', output, options),
+        this.args(reader, 'json', 'json', input, 'document-tree.json', {}, references),
+        this.args('json', writer, to, 'document-tree.json', output, options),
       ];
     }
-    return [this.args(READERS[from]!, WRITERS[to]!, to, input, output, options)];
+    return [this.args(reader, writer, to, input, output, options, references)];
   }
 
   async convert(request: ConvertRequest): Promise<void> {
