@@ -166,11 +166,12 @@ before(async () => {
     await describeSample('amr', path.join(dir, 'sample.amr'), 'amr');
     if (APE_SAMPLE) await describeSample('ape', path.join(APE_DIR, APE_SAMPLE), 'ape');
   };
-  [server] = await Promise.all([startServer({ CONVERTD_RATE_LIMITS: 'off' }), make()]);
+  // The server is kept as soon as it runs, so that `after` stops it even if a sample failed.
+  await Promise.all([startServer({ CONVERTD_RATE_LIMITS: 'off' }).then((running) => { server = running; }), make()]);
   catalogue = await fetchCatalogue(server.url);
 });
 after(async () => {
-  await server.stop();
+  await server?.stop();
 });
 
 const targetsOf = (id: string) => catalogue.find((f) => f.id === id)?.targets ?? [];
