@@ -329,7 +329,7 @@ describe('hostile: the new containers cannot steer ffmpeg into reading other fil
       nut: Buffer.from('nut/multimedia container\0'), y4m: Buffer.from('YUV4MPEG2 '), dv: Buffer.from([0x1f, 0x07, 0x00, 0xbf]),
     };
     await Promise.all(Object.entries(heads).map(async ([format, head]) => {
-      const response = await submit(server.url, Buffer.concat([head, Buffer.from(`\n${playlist}${concat}`)]), `x.${format}`, 'wav');
+      const response = await submit(server.url, Buffer.concat([head, Buffer.from(`\n${playlist}${concat}`)]), `x.${format}`, format === 'y4m' ? 'mkv' : 'wav');
       const answer = await response.json() as { ok: boolean; job_id?: string; error?: { code: string } };
       if (!answer.ok) {
         assert.equal(answer.error?.code, 'unsupported_format', format);
