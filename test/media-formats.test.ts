@@ -38,7 +38,7 @@ const FRAME_COUNT_TOLERANCE = 1;
 /**
  * The sound's decoded length against the source's, decoded the same way: within
  * AUDIO_DURATION_TOLERANCE, or the codec's padding below when more. Samples of padding a target
- * may add at its end or start (measured on these samples): AAC's priming and last frame where the
+ * may add at its end or start, from the codecs' frame sizes (every pair here is within them): AAC's priming and last frame where the
  * container keeps them (ADTS, TS, Matroska: two 1024-sample frames), MP2 and MP3 a frame of 1152
  * (and LAME's delay in AVI), AC-3 (VOB) a frame of 1536, Speex a 20 ms frame at its rate.
  */
