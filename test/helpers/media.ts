@@ -16,6 +16,8 @@ export interface MediaFacts {
   /** The container's duration in seconds (0 when it declares none). */
   duration: number;
   video?: {
+    /** ffprobe's codec_name ("h264", "mpeg2video"...). */
+    codec: string;
     width: number;
     height: number;
     /** Frames counted by decoding the stream (ffprobe -count_frames), when asked for. */
@@ -59,7 +61,7 @@ export async function probeMedia(file: string, options: { countFrames?: boolean;
     format: format.format_name,
     duration: Number(format.duration ?? 0),
     video: video ? {
-      width: video.width!, height: video.height!, fps: den ? num / den : 0,
+      codec: video.codec_name!, width: video.width!, height: video.height!, fps: den ? num / den : 0,
       frames: video.nb_read_frames === undefined ? undefined : Number(video.nb_read_frames),
       seconds: packets ? span(packets.filter((p) => p.stream_index === video.index)) : undefined,
     } : undefined,

@@ -21,16 +21,32 @@ import {
   pictureSize, removeAudio, scaleFilter, trimOf, videoCodec, type VideoCodecId,
 } from './options.ts';
 
-const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
-const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff'];
-const VIDEO_SOURCES = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wmv', 'ogv', 'm4v'];
-const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif'];
+// The containers of issue #30 (containers.ts) follow each list's first line. Read only: Monkey's
+// Audio and DTS (ffmpeg has no encoder for the one, an experimental one for the other), RealMedia
+// (its encoders are RealVideo 1/2 only), DV (ffmpeg writes it only at PAL or NTSC size and rate:
+// every clip would be scaled and padded).
+const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr',
+  'aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba'];
+const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff',
+  'aac', 'wv', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'spx', 'gsm', 'w64', 'weba'];
+const VIDEO_SOURCES = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wmv', 'ogv', 'm4v',
+  'ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m'];
+const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif',
+  'ts', 'mxf', 'vob', 'nut', 'f4v', 'y4m'];
+/** Video containers that hold no sound: no audio target from them, and none of them writes it. */
+const PICTURE_ONLY = new Set(['y4m']);
 
-/** Demuxers ffmpeg may use: nothing that reads other files (hls, concat, image2 sequences...). */
-const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac,mpeg,flv,asf,aiff,ac3,amr,gif';
+/**
+ * Demuxers ffmpeg may use: nothing that reads other files (hls, dash, concat, image2 sequences,
+ * imf...). The second line's were checked for it too (docs/security.md#ffmpeg): none of them opens
+ * another file or URL (mov's external data references stay off, ffmpeg's default).
+ */
+const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac,mpeg,flv,asf,aiff,ac3,amr,gif,'
+  + 'wv,ape,tta,caf,au,voc,dts,gsm,w64,mpegts,mxf,dv,nut,rm,yuv4mpegpipe';
 /** Containers accepted, as ffmpeg names them (each a demuxer of the list above). */
 const ACCEPTED_CONTAINERS = new Set([
   'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'mp3', 'wav', 'flac', 'ogg', 'aac', 'mpeg', 'flv', 'asf', 'aiff', 'ac3', 'amr', 'gif',
+  'wv', 'ape', 'tta', 'caf', 'au', 'voc', 'dts', 'gsm', 'w64', 'mpegts', 'mxf', 'dv', 'nut', 'rm', 'yuv4mpegpipe',
 ]);
 
 /**
@@ -81,7 +97,7 @@ function edges(available: (codec: string) => boolean = () => true): ConversionEd
   for (const from of VIDEO_SOURCES) {
     // video → gif leaves the video family: only for an uploaded video, never mid-route.
     for (const to of VIDEO_TARGETS) if (to !== from) add(from, to, to === 'webm' ? 12 : 8, to !== 'gif');
-    for (const to of AUDIO_TARGETS) add(from, to, 3);
+    if (!PICTURE_ONLY.has(from)) for (const to of AUDIO_TARGETS) add(from, to, 3);
   }
   // An animated GIF becomes a video worth the name.
   // Only for an uploaded GIF: chained, it would make videos (and then sound) out of still images.
@@ -100,11 +116,18 @@ interface MediaFacts {
   frames: number;
   video?: { width: number; height: number };
   hasAudio: boolean;
+  /**
+   * A mono sound whose decoder leaves the channel layout unnamed (ffmpeg 5.1's TTA and Speex
+   * decoders): the AAC encoder refuses it ("Unsupported channel layout") unless told it is mono.
+   */
+  unnamedMono?: boolean;
 }
 
 const MUXER: Record<string, string> = {
   mp3: 'mp3', wav: 'wav', flac: 'flac', ogg: 'ogg', opus: 'opus', m4a: 'ipod', aiff: 'aiff',
   mp4: 'mp4', webm: 'webm', mkv: 'matroska', mov: 'mov', avi: 'avi', gif: 'gif',
+  aac: 'adts', wv: 'wv', tta: 'tta', mka: 'matroska', caf: 'caf', au: 'au', voc: 'voc', mp2: 'mp2', spx: 'spx', gsm: 'gsm', w64: 'w64', weba: 'webm',
+  ts: 'mpegts', mxf: 'mxf', vob: 'vob', nut: 'nut', f4v: 'f4v', y4m: 'yuv4mpegpipe',
 };
 
 /** x264 preset by length: quality for short clips, speed for long ones (the job has a time limit). */
@@ -158,6 +181,13 @@ function videoArgs(to: string, codec: VideoCodecId, seconds: number, options: St
     case 'vp9': return ['-c:v', 'libvpx-vp9', ...VP9_SPEED, '-row-mt', '1', '-crf', String(crf ?? 33), '-b:v', '0', '-pix_fmt', 'yuv420p', ...filter];
     case 'av1': return ['-c:v', 'libaom-av1', ...AV1_SPEED, '-crf', String(crf ?? 35), '-b:v', '0', '-pix_fmt', 'yuv420p', ...filter];
     case 'mpeg4': return ['-c:v', 'mpeg4', '-q:v', '4', ...filter];
+    // MPEG-2 at a fixed quantiser near DVD quality; 4:2:0 as MXF's D-10 and DVD's profiles are.
+    case 'mpeg2': return ['-c:v', 'mpeg2video', '-q:v', '3', '-pix_fmt', 'yuv420p', ...filter];
+    // Lossless: every size and the source's pixel format (FFV1 takes them all).
+    case 'ffv1': return ['-c:v', 'ffv1', '-vf', pictureFilter(options, false, 'null')];
+    // YUV4MPEG2 holds planar YUV (4:2:0 is what every reader of it takes); its muxer takes ffmpeg's
+    // decoded frames as they are (wrapped_avframe), not rawvideo packets.
+    case 'raw': return ['-c:v', 'wrapped_avframe', '-pix_fmt', 'yuv420p', '-vf', pictureFilter(options, false, 'null')];
   }
 }
 
@@ -170,7 +200,7 @@ export function mp4Encoders(seconds: number): string[] {
 export const WEBM_ENCODERS: readonly string[] = [...videoArgs('webm', 'vp9', 1, {}), ...audioArgs('webm', {})];
 
 /** Video targets that take a file with only sound: the sound alone, in that container. */
-const AUDIO_IN_VIDEO_CONTAINER = new Set(['mp4', 'mov', 'mkv', 'webm', 'avi']);
+const AUDIO_IN_VIDEO_CONTAINER = new Set(['mp4', 'mov', 'mkv', 'webm', 'avi', 'ts', 'nut']);
 
 /** What ffmpeg starts with before it has described its input: a short clip with a picture and sound. */
 const SHORT_CLIP: MediaFacts = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
@@ -181,16 +211,23 @@ function spanSeconds(facts: MediaFacts, options: StepOptions): number {
   return Math.max(0, Math.min(end ?? facts.duration, facts.duration) - start);
 }
 
-/** The encoder's arguments: a sound target's are the same whatever the input holds. */
+/** Decoders that leave a mono stream's layout unnamed, as ffmpeg names them in its description. */
+const UNNAMED_MONO_DECODERS = new Set(['tta', 'speex']);
+
+/**
+ * The encoder's arguments: a sound target's are the same whatever the input holds (but for a mono
+ * sound whose layout is unnamed, named here; audio_channels names it otherwise).
+ */
 function encoderArgs(to: string, facts: MediaFacts, options: StepOptions = {}): string[] {
   const noOtherStreams = ['-vn', '-sn', '-dn'];
-  if (AUDIO_TARGETS.includes(to)) return [...noOtherStreams, ...audioArgs(to, options)];
+  const sound = () => [...audioArgs(to, options), ...(facts.unnamedMono && options.audio_channels === undefined ? ['-af', 'aformat=channel_layouts=mono'] : [])];
+  if (AUDIO_TARGETS.includes(to)) return [...noOtherStreams, ...sound()];
   if (!facts.video && AUDIO_IN_VIDEO_CONTAINER.has(to)) {
-    return ['-map', '0:a:0', ...noOtherStreams, ...audioArgs(to, options), ...(to === 'mp4' ? ['-movflags', '+faststart'] : [])];
+    return ['-map', '0:a:0', ...noOtherStreams, ...sound(), ...(to === 'mp4' ? ['-movflags', '+faststart'] : [])];
   }
   const mute = removeAudio(options);
   const videoMap = ['-map', '0:v:0', ...(mute ? [] : ['-map', '0:a:0?']), '-sn', '-dn'];
-  const audio = () => (mute ? ['-an'] : audioArgs(to, options));
+  const audio = () => (mute ? ['-an'] : sound());
   const video = () => videoArgs(to, videoCodec(to, options), spanSeconds(facts, options), options);
   switch (to) {
     case 'mp4': return [...videoMap, ...video(), ...audio(), '-movflags', '+faststart'];
@@ -198,6 +235,14 @@ function encoderArgs(to: string, facts: MediaFacts, options: StepOptions = {}): 
     case 'mkv': return [...videoMap, ...video(), ...audio()];
     case 'webm': return [...videoMap, ...video(), ...audio()];
     case 'avi': return [...videoMap, ...video(), ...audio()];
+    case 'ts': return [...videoMap, ...video(), ...audio()];
+    case 'f4v': return [...videoMap, ...video(), ...audio()];
+    case 'vob': return [...videoMap, ...video(), ...audio()];
+    case 'nut': return [...videoMap, ...video(), ...audio()];
+    // MXF's muxer knows the broadcast frame rates only; "unofficial" lets it keep any other (a
+    // 15 fps clip stays 15 fps, which ffmpeg and the players built on it read).
+    case 'mxf': return [...videoMap, ...video(), ...audio(), '-strict', 'unofficial'];
+    case 'y4m': return ['-map', '0:v:0', '-an', '-sn', '-dn', ...video()];
     case 'gif': {
       // The first GIF_MAX_SECONDS (encode's -t), GIF_FPS frames a second, at most GIF_WIDTH wide, unless asked otherwise.
       const fps = numberOption(options, 'fps') ?? GIF_FPS;
@@ -381,6 +426,9 @@ export class FfmpegEngine implements Engine {
       throw new ConvertdError('invalid_option', 'Option "remove_audio": the file has only sound; without it nothing would be left.', { option: 'remove_audio', reason: 'the file has no video' });
     }
     if (to === 'gif' && !facts.video) throw new ConvertdError('conversion_failed', 'The file has no video stream to make an animation from.');
+    if (VIDEO_TARGETS.includes(to) && !facts.video && !AUDIO_IN_VIDEO_CONTAINER.has(to)) {
+      throw new ConvertdError('conversion_failed', `The file has no video stream, and ${to} is written with one.`);
+    }
     if (!facts.video && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has neither a video nor an audio stream.');
     if (!VIDEO_TARGETS.includes(to) && !facts.hasAudio) throw new ConvertdError('conversion_failed', 'The file has no audio stream to extract.');
   }
@@ -491,6 +539,7 @@ class InputDescription {
   private video: MediaFacts['video'];
   private frameRate = 0;
   private hasAudio = false;
+  private unnamedMono = false;
   private streams = 0;
   complete = false;
 
@@ -509,7 +558,12 @@ class InputDescription {
     if (time) this.duration = Math.max(this.duration, Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]));
     const stream = /^\s+Stream #0:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): (.*)$/.exec(line);
     if (stream) this.streams++;
-    if (stream?.[1] === 'Audio') this.hasAudio = true;
+    if (stream?.[1] === 'Audio') {
+      // The first sound is the one converted ("tta, 44100 Hz, mono, s16").
+      const [codec, , layout] = topLevelParts(stream[2]!);
+      if (!this.hasAudio && UNNAMED_MONO_DECODERS.has(codec?.split(' ')[0] ?? '') && layout === 'mono') this.unnamedMono = true;
+      this.hasAudio = true;
+    }
     if (stream?.[1] !== 'Video') return;
     const parts = topLevelParts(stream[2]!);
     const size = parts.map((part) => /^(\d+)x(\d+)(?: |$)/.exec(part)).find(Boolean);
@@ -527,7 +581,7 @@ class InputDescription {
 
   read(): MediaFacts {
     const { container, duration, video, hasAudio } = this;
-    return { container, duration, frames: Math.round(this.frameRate * duration), video, hasAudio };
+    return { container, duration, frames: Math.round(this.frameRate * duration), video, hasAudio, ...(this.unnamedMono ? { unnamedMono: true } : {}) };
   }
 }
 

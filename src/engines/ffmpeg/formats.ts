@@ -1,6 +1,7 @@
 // The formats the ffmpeg engine adds to the catalogue (id, name, category, media type, extensions,
 // and how the sniffer recognises them).
 import type { FormatDefinition } from '../../formats/catalogue.ts';
+import { MEDIA_CONTAINERS } from './containers.ts';
 
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
@@ -9,7 +10,7 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'flac', name: 'FLAC audio', category: 'audio', mediaType: 'audio/flac', extensions: ['flac'], detect: 'magic' },
   { id: 'ogg', name: 'Ogg Vorbis audio', category: 'audio', mediaType: 'audio/ogg', extensions: ['ogg', 'oga'], detect: 'magic' },
   { id: 'opus', name: 'Opus audio', category: 'audio', mediaType: 'audio/opus', extensions: ['opus'], detect: 'magic' },
-  { id: 'm4a', name: 'MPEG-4 audio (AAC)', category: 'audio', mediaType: 'audio/mp4', extensions: ['m4a', 'aac'], detect: 'magic' },
+  { id: 'm4a', name: 'MPEG-4 audio (AAC)', category: 'audio', mediaType: 'audio/mp4', extensions: ['m4a'], detect: 'magic' },
   { id: 'aiff', name: 'AIFF audio', category: 'audio', mediaType: 'audio/aiff', extensions: ['aiff', 'aif', 'aifc'], detect: 'magic' },
   // An ASF container holds Windows Media audio or video alike; only the name tells them apart.
   { id: 'wma', name: 'Windows Media audio', category: 'audio', mediaType: 'audio/x-ms-wma', extensions: ['wma'], detect: 'magic', signatureOf: 'wmv', nameDecides: true },
@@ -26,4 +27,5 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'wmv', name: 'Windows Media video', category: 'video', mediaType: 'video/x-ms-wmv', extensions: ['wmv', 'asf'], detect: 'magic' },
   { id: 'ogv', name: 'Ogg Theora video', category: 'video', mediaType: 'video/ogg', extensions: ['ogv'], detect: 'magic' },
   { id: 'm4v', name: 'MPEG-4 video (iTunes)', category: 'video', mediaType: 'video/x-m4v', extensions: ['m4v'], detect: 'magic' },
+  ...MEDIA_CONTAINERS,
 ];

@@ -25,6 +25,12 @@ const MP3_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
 const AAC_RATES = [7350, 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000];
 /** Opus codes at these rates only (RFC 6716); a decoder always plays it at 48 kHz. */
 const OPUS_RATES = [8000, 12000, 16000, 24000, 48000];
+/** MPEG-1 and MPEG-2 layer II (ISO 11172-3, 13818-3): what ffmpeg's mp2 encoder takes. */
+const MP2_RATES = [16000, 22050, 24000, 32000, 44100, 48000];
+/** AC-3's rates (ATSC A/52). */
+const AC3_RATES = [32000, 44100, 48000];
+/** Speex's narrow, wide and ultra-wide bands. */
+const SPEEX_RATES = [8000, 16000, 32000];
 
 export const AUDIO_CODECS = {
   mp3: { encoder: 'libmp3lame', bitrate: { minimum: 8, maximum: 320 }, rates: MP3_RATES, maxChannels: 2 },
@@ -38,6 +44,14 @@ export const AUDIO_CODECS = {
   alac: { encoder: 'alac', maxChannels: 8, layouts: { 4: '4.0', 8: '7.1(wide)' } },
   pcm_s16le: { encoder: 'pcm_s16le', maxChannels: 8 },
   pcm_s16be: { encoder: 'pcm_s16be', maxChannels: 8 },
+  // The encoders of the containers added for issue #30 (containers.ts).
+  wavpack: { encoder: 'wavpack', maxChannels: 8 },
+  tta: { encoder: 'tta', maxChannels: 8 },
+  mp2: { encoder: 'mp2', bitrate: { minimum: 32, maximum: 384 }, rates: MP2_RATES, maxChannels: 2 },
+  ac3: { encoder: 'ac3', bitrate: { minimum: 32, maximum: 640 }, rates: AC3_RATES, maxChannels: 6 },
+  // Speex is a speech codec: narrow-, wide- and ultra-wideband, mono or stereo.
+  speex: { encoder: 'libspeex', rates: SPEEX_RATES, maxChannels: 2 },
+  gsm: { encoder: 'libgsm', rates: [8000], maxChannels: 1 },
 } as const satisfies Record<string, AudioCodec>;
 export type AudioCodecId = keyof typeof AUDIO_CODECS;
 
@@ -54,6 +68,11 @@ interface AudioTarget {
   readonly defaults: readonly string[];
   /** Bit rate used when the client changes the codec or the rate but gives no bit rate, by codec. */
   readonly bitrate: Partial<Record<AudioCodecId, number>>;
+  /**
+   * Arguments the container needs whatever the options (MXF's 48 kHz, GSM's 8 kHz mono): the
+   * target then offers no audio_frequency.
+   */
+  readonly fixed?: readonly string[];
 }
 
 const AUDIO_TARGETS: Record<string, AudioTarget> = {
@@ -71,6 +90,28 @@ const AUDIO_TARGETS: Record<string, AudioTarget> = {
   mkv: { codecs: ['aac', 'opus', 'vorbis', 'flac', 'mp3'], defaults: ['-c:a', 'aac', '-b:a', '160k'], bitrate: { aac: 160, opus: 128 } },
   webm: { codecs: ['opus', 'vorbis'], defaults: ['-c:a', 'libopus', '-b:a', '128k'], bitrate: { opus: 128 } },
   avi: { codecs: ['mp3'], defaults: ['-c:a', 'libmp3lame', '-q:a', '4'], bitrate: {} },
+  // The containers added for issue #30 (containers.ts).
+  aac: { codecs: ['aac'], defaults: ['-c:a', 'aac', '-b:a', '192k'], bitrate: { aac: 192 } },
+  wv: { codecs: ['wavpack'], defaults: ['-c:a', 'wavpack'], bitrate: {} },
+  tta: { codecs: ['tta'], defaults: ['-c:a', 'tta'], bitrate: {} },
+  // Matroska audio: lossless by default, like the container's other lossless-first targets.
+  mka: { codecs: ['flac', 'opus', 'vorbis', 'aac', 'mp3'], defaults: ['-c:a', 'flac'], bitrate: { opus: 128, aac: 192 } },
+  caf: { codecs: ['alac', 'pcm_s16be'], defaults: ['-c:a', 'alac'], bitrate: {} },
+  au: { codecs: ['pcm_s16be'], defaults: ['-c:a', 'pcm_s16be'], bitrate: {} },
+  voc: { codecs: ['pcm_s16le'], defaults: ['-c:a', 'pcm_s16le'], bitrate: {} },
+  // 160 kbit/s: the most MPEG-2's low rates (16-24 kHz) allow, and plenty at MPEG-1's.
+  mp2: { codecs: ['mp2'], defaults: ['-c:a', 'mp2', '-b:a', '160k'], bitrate: { mp2: 160 } },
+  spx: { codecs: ['speex'], defaults: ['-c:a', 'libspeex'], bitrate: {} },
+  gsm: { codecs: ['gsm'], defaults: ['-c:a', 'libgsm'], bitrate: {}, fixed: ['-ar', '8000', '-ac', '1'] },
+  w64: { codecs: ['pcm_s16le'], defaults: ['-c:a', 'pcm_s16le'], bitrate: {} },
+  weba: { codecs: ['opus'], defaults: ['-c:a', 'libopus', '-b:a', '128k'], bitrate: { opus: 128 } },
+  ts: { codecs: ['aac', 'mp3', 'ac3'], defaults: ['-c:a', 'aac', '-b:a', '160k'], bitrate: { aac: 160, ac3: 192 } },
+  f4v: { codecs: ['aac'], defaults: ['-c:a', 'aac', '-b:a', '160k'], bitrate: { aac: 160 } },
+  // MXF (SMPTE 377) takes PCM at 48 kHz only.
+  mxf: { codecs: ['pcm_s16le'], defaults: ['-c:a', 'pcm_s16le'], bitrate: {}, fixed: ['-ar', '48000'] },
+  vob: { codecs: ['ac3', 'mp2'], defaults: ['-c:a', 'ac3', '-b:a', '192k'], bitrate: { ac3: 192, mp2: 160 } },
+  // NUT, ffmpeg's own container, as a lossless intermediate (FFV1 pictures, FLAC sound).
+  nut: { codecs: ['flac'], defaults: ['-c:a', 'flac'], bitrate: {} },
 };
 
 /** What a codec gives when neither a bit rate nor the target's own setting says: its encoder's quality scale. */
@@ -92,14 +133,18 @@ const VIDEO_CODECS = {
   h265: { crf: { maximum: 51, default: 28 } },
   vp9: { crf: { maximum: 63, default: 33 } },
   av1: { crf: { maximum: 63, default: 35 } },
-  // AVI's MPEG-4 part 2 has a quantiser, not a rate factor.
+  // AVI's MPEG-4 part 2 has a quantiser, not a rate factor; so have MPEG-2 (MXF, VOB), and
+  // FFV1 (NUT) and raw pictures (Y4M) are lossless.
   mpeg4: {},
+  mpeg2: {},
+  ffv1: {},
+  raw: {},
 } as const satisfies Record<string, VideoCodec>;
 export type VideoCodecId = keyof typeof VIDEO_CODECS;
 
 /** The ffmpeg encoder each video and audio codec needs (what the probe looks for in `ffmpeg -encoders`). */
 export const ENCODER_OF: Readonly<Record<string, string>> = {
-  h264: 'libx264', h265: 'libx265', vp9: 'libvpx-vp9', av1: 'libaom-av1', mpeg4: 'mpeg4',
+  h264: 'libx264', h265: 'libx265', vp9: 'libvpx-vp9', av1: 'libaom-av1', mpeg4: 'mpeg4', mpeg2: 'mpeg2video', ffv1: 'ffv1', raw: 'wrapped_avframe',
   ...Object.fromEntries(Object.entries(AUDIO_CODECS).map(([id, codec]) => [id, codec.encoder])),
 };
 
@@ -109,7 +154,16 @@ const VIDEO_TARGETS: Record<string, readonly VideoCodecId[]> = {
   mkv: ['h264', 'h265', 'vp9', 'av1'],
   webm: ['vp9', 'av1'],
   avi: ['mpeg4'],
+  ts: ['h264', 'h265'],
+  f4v: ['h264'],
+  mxf: ['mpeg2'],
+  vob: ['mpeg2'],
+  nut: ['ffv1'],
+  y4m: ['raw'],
 };
+
+/** Video targets that hold no sound. */
+const PICTURE_ONLY = new Set(['y4m']);
 
 /** Largest side of a video frame written (the gate's 4096 x 4096 decoding cap, both ways). */
 export const MAX_VIDEO_SIDE = 4096;
@@ -151,7 +205,7 @@ function audioSpecs(target: string, available: (codec: string) => boolean): Opti
   }
   // Opus is always decoded at 48 kHz whatever was encoded: asking for a rate in an .opus file
   // would change nothing a player or ffprobe sees, so the target does not offer it.
-  if (target !== 'opus') {
+  if (target !== 'opus' && !spec.fixed?.includes('-ar')) {
     const listed = entries.filter(([, c]) => c.rates).map(([id, c]) => `${id}: ${c.rates!.map((r) => r / 1000).join(', ')} kHz`);
     specs.push(narrow(OPTIONS.audio_frequency, {
       description: `Sample rate in Hz (default: the source's).${listed.length ? ` Encoders with fixed rates take the nearest they have (${listed.join('; ')}).` : ''}`,
@@ -201,7 +255,7 @@ export function edgeOptions(from: string, to: string, available: (codec: string)
   if (to === 'gif') {
     return [...sizeSpecs(), narrow(OPTIONS.fps, { minimum: VIDEO_MIN_FPS, maximum: GIF_MAX_FPS, default: GIF_FPS, description: `Frames per second of the animation, up to ${GIF_MAX_FPS} (default ${GIF_FPS}).` }), ...TRIM];
   }
-  if (VIDEO_TARGETS[to]) return videoSpecs(to, available, from !== 'gif');
+  if (VIDEO_TARGETS[to]) return videoSpecs(to, available, from !== 'gif' && !PICTURE_ONLY.has(to));
   if (AUDIO_TARGETS[to]) return [...audioSpecs(to, available), ...TRIM];
   return [];
 }
@@ -240,7 +294,7 @@ export function hasAudioOptions(options: StepOptions): boolean {
 export function audioArgs(target: string, options: StepOptions): string[] {
   const spec = AUDIO_TARGETS[target];
   if (!spec) throw new ConvertdError('conversion_failed', `ffmpeg does not write sound in ${target}.`);
-  if (!hasAudioOptions(options)) return [...spec.defaults];
+  if (!hasAudioOptions(options)) return [...spec.defaults, ...spec.fixed ?? []];
   const codecId = enumOption<AudioCodecId>(options, 'audio_codec') ?? spec.codecs[0]!;
   const codec: AudioCodec = AUDIO_CODECS[codecId];
   const args = ['-c:a', codec.encoder];
@@ -270,7 +324,7 @@ export function audioArgs(target: string, options: StepOptions): string[] {
     // A layout, not only a count: the encoders refuse some of ffmpeg's default layouts (see LAYOUTS).
     args.push('-af', `aformat=channel_layouts=${codec.layouts?.[channels] ?? LAYOUTS[channels]!}`);
   }
-  return args;
+  return [...args, ...spec.fixed ?? []];
 }
 
 /** The picture's filters: frame rate, then size (even for 4:2:0 encoders), or `fallback` when neither is asked. */
