@@ -61,7 +61,8 @@ export const MEDIA_CONTAINERS: readonly FormatDefinition[] = [
   // packet: read as one; written, the result is a plain TS.
   { id: 'ts', name: 'MPEG transport stream (TS, M2TS/MTS)', category: 'video', mediaType: 'video/mp2t', extensions: ['ts', 'm2ts', 'mts', 'm2t'], detect: 'magic' },
   { id: 'mxf', name: 'Material Exchange Format (MXF)', category: 'video', mediaType: 'application/mxf', extensions: ['mxf'], detect: 'magic' },
-  { id: 'dv', name: 'DV video', category: 'video', mediaType: 'video/x-dv', extensions: ['dv', 'dif'], detect: 'magic', signature: isDv },
+  // Not `.dif`, DV's other extension: it names the spreadsheet Data Interchange Format (LibreOffice's `dif`). A DV file is told by its content whatever its name.
+  { id: 'dv', name: 'DV video', category: 'video', mediaType: 'video/x-dv', extensions: ['dv'], detect: 'magic', signature: isDv },
   { id: 'vob', name: 'DVD video object (VOB)', category: 'video', mediaType: 'video/x-ms-vob', extensions: ['vob'], detect: 'magic', signatureOf: 'mpeg', nameDecides: true },
   { id: 'nut', name: 'NUT video', category: 'video', mediaType: 'video/x-nut', extensions: ['nut'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 25) === 'nut/multimedia container\0' },
   // ffmpeg writes F4V with an MP4 brand; Adobe's own files say "F4V ", which file-type names f4v.
