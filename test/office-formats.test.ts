@@ -22,10 +22,10 @@ const FAMILY_TARGETS: Readonly<Record<string, readonly string[]>> = {
   draw: ['pdf', 'png', 'svg', 'odg'],
 };
 const FAMILY_OF: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps'].map((id) => [id, 'writer'])),
-  ...Object.fromEntries(['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1'].map((id) => [id, 'calc'])),
-  ...Object.fromEntries(['pptm', 'potx', 'potm', 'ppsx', 'ppsm', 'otp', 'uop', 'cgm'].map((id) => [id, 'impress'])),
-  ...Object.fromEntries(['vsd', 'vsdx', 'otg', 'fodg', 'pub', 'cdr', 'emf', 'wmf'].map((id) => [id, 'draw'])),
+  ...Object.fromEntries(['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps', 'sxw', 'stw'].map((id) => [id, 'writer'])),
+  ...Object.fromEntries(['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1', 'sxc', 'stc'].map((id) => [id, 'calc'])),
+  ...Object.fromEntries(['pptm', 'potx', 'potm', 'ppsx', 'ppsm', 'otp', 'uop', 'cgm', 'sxi'].map((id) => [id, 'impress'])),
+  ...Object.fromEntries(['vsd', 'vsdx', 'otg', 'fodg', 'pub', 'cdr', 'emf', 'wmf', 'sxd'].map((id) => [id, 'draw'])),
 };
 /** The formats tested on the corpus alone: no tool here writes them. */
 const CORPUS_ONLY = new Set(['vsd', 'vsdx', 'pub', 'wps', 'xlsb', 'cdr', 'cgm']);

@@ -2,7 +2,8 @@
 // here without the service: LibreOffice itself writes most of them from the flat ODF samples of
 // documents.ts (one soffice start, office_samples.py); the macro-enabled variants it cannot write
 // are its own packages with the main part's content type changed (what Office changes between
-// the two); AbiWord and Lotus 1-2-3 files are written by hand. Each sample carries the words of
+// the two); AbiWord, Lotus 1-2-3 and OpenOffice.org 1.x files are written by hand (LibreOffice 7.4
+// reads the OpenOffice.org 1.x formats but no longer writes them). Each sample carries the words of
 // the flat ODF it comes from (documents.ts sampleWords).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -116,10 +117,47 @@ function lotusWorksheet(): Buffer {
   return Buffer.concat(records);
 }
 
+/** The OpenOffice.org 1.x namespaces (OpenDocument renamed them when it standardised the format). */
+const OOO1_NAMESPACES = ['office', 'style', 'text', 'table', 'drawing', 'presentation']
+  .map((name) => `xmlns:${name === 'drawing' ? 'draw' : name}="http://openoffice.org/2000/${name}"`).join(' ')
+  + ' xmlns:fo="http://www.w3.org/1999/XSL/Format" xmlns:svg="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"';
+
+/** The OpenOffice.org 1.x samples: the media type, the flat ODF they restate, and its office:class. */
+const OOO1: Readonly<Record<string, readonly [string, string, string]>> = {
+  sxw: ['application/vnd.sun.xml.writer', 'fodt', 'text'],
+  stw: ['application/vnd.sun.xml.writer.template', 'fodt', 'text'],
+  sxc: ['application/vnd.sun.xml.calc', 'fods', 'spreadsheet'],
+  stc: ['application/vnd.sun.xml.calc.template', 'fods', 'spreadsheet'],
+  sxi: ['application/vnd.sun.xml.impress', 'fodp', 'presentation'],
+  sxd: ['application/vnd.sun.xml.draw', 'fodg', 'drawing'],
+};
+
+/**
+ * An OpenOffice.org 1.x package restating a flat ODF sample's body in the 1.x vocabulary: the
+ * body's content sits in office:body itself (the kind is office:class), headings have text:level,
+ * cell values are table: attributes, and a text box is a shape of its own (no draw:frame). The
+ * mimetype member comes first and uncompressed, as OpenOffice.org wrote it.
+ */
+function openOffice1Package(format: string): Buffer {
+  const [mediaType, flat, kind] = OOO1[format]!;
+  const body = /<office:body>\s*<office:\w+>([\s\S]*)<\/office:\w+>\s*<\/office:body>/.exec(TEXT_SAMPLES[flat]!)![1]!
+    .replaceAll('text:outline-level=', 'text:level=')
+    .replaceAll('office:value-type=', 'table:value-type=').replaceAll('office:value=', 'table:value=')
+    .replace(/<draw:frame( [^>]*)><draw:text-box>/g, '<draw:text-box$1>').replaceAll('</draw:text-box></draw:frame>', '</draw:text-box>');
+  const content = `<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content ${OOO1_NAMESPACES} office:class="${kind}" office:version="1.0"><office:body>${body}</office:body></office:document-content>`;
+  const manifest = `<?xml version="1.0" encoding="UTF-8"?>\n<manifest:manifest xmlns:manifest="http://openoffice.org/2001/manifest"><manifest:file-entry manifest:media-type="${mediaType}" manifest:full-path="/"/><manifest:file-entry manifest:media-type="text/xml" manifest:full-path="content.xml"/></manifest:manifest>`;
+  return Buffer.from(zipSync({
+    mimetype: [strToU8(mediaType), { level: 0 }],
+    'content.xml': strToU8(content),
+    'META-INF/manifest.xml': strToU8(manifest),
+  }));
+}
+
 /** The flat ODF each sample comes from: its words are the sample's. */
 export const ORIGIN: Readonly<Record<string, string>> = {
   ...Object.fromEntries(Object.entries(WRITTEN).map(([format, [source]]) => [format, source])),
   ...Object.fromEntries(Object.entries(VARIANTS).map(([format, [base]]) => [format, WRITTEN[base]![0]])),
+  ...Object.fromEntries(Object.entries(OOO1).map(([format, [, source]]) => [format, source])),
   abw: 'fodt', wk1: 'fods', fodg: 'fodg',
 };
 
@@ -143,6 +181,7 @@ export async function officeSamples(): Promise<Record<string, Buffer>> {
     samples.abw = Buffer.from(ABIWORD);
     samples.wk1 = lotusWorksheet();
     samples.fodg = Buffer.from(TEXT_SAMPLES.fodg!);
+    for (const format of Object.keys(OOO1)) samples[format] = openOffice1Package(format);
     return samples;
   } finally {
     await fs.rm(dir, { recursive: true, force: true });

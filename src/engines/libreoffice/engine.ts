@@ -56,7 +56,7 @@ const FAMILIES: readonly Family[] = [
     },
     // Not here: Hangul's HWP 5 (LibreOffice 7.4 reads HWP 97 alone) and UOF text (its own UOF
     // text files come back without a page size: the PDF export fails, the page image is 1x1).
-    imports: ['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps'],
+    imports: ['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps', 'sxw', 'stw'],
     // png: the first page, as Impress and Draw give their first slide or page.
     importTargets: ['pdf', 'docx', 'odt', 'doc', 'rtf', 'txt', 'png'],
     importWrites: { png: { filter: 'writer_png_Export' } },
@@ -75,7 +75,7 @@ const FAMILIES: readonly Family[] = [
       html: { filter: 'HTML (StarCalc)' },
     },
     renditions: ['html'],
-    imports: ['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1'],
+    imports: ['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1', 'sxc', 'stc'],
     importTargets: ['pdf', 'xlsx', 'ods', 'xls', 'csv', 'png'],
     importWrites: { png: { filter: 'calc_png_Export' } },
     probe: { ext: 'fods', content: FLAT_ODF('application/vnd.oasis.opendocument.spreadsheet', '<office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>probe</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>') },
@@ -93,7 +93,7 @@ const FAMILIES: readonly Family[] = [
     },
     renditions: ['png'],
     // CGM opens in Impress (LibreOffice's CGM import is Impress's).
-    imports: ['pptm', 'potx', 'potm', 'ppsx', 'ppsm', 'otp', 'uop', 'cgm'],
+    imports: ['pptm', 'potx', 'potm', 'ppsx', 'ppsm', 'otp', 'uop', 'cgm', 'sxi'],
     importTargets: ['pdf', 'pptx', 'odp', 'ppt', 'png'],
     probe: { ext: 'fodp', content: FLAT_ODF('application/vnd.oasis.opendocument.presentation', '<office:presentation><draw:page draw:name="p1"><draw:frame svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="2cm"><draw:text-box><text:p>probe</text:p></draw:text-box></draw:frame></draw:page></office:presentation>') },
   },
@@ -107,7 +107,7 @@ const FAMILIES: readonly Family[] = [
     },
     renditions: ['png'],
     // Publisher documents open in Draw, as LibreOffice's import makes them drawings.
-    imports: ['vsd', 'vsdx', 'otg', 'fodg', 'pub', 'cdr', 'emf', 'wmf'],
+    imports: ['vsd', 'vsdx', 'otg', 'fodg', 'pub', 'cdr', 'emf', 'wmf', 'sxd'],
     importTargets: ['pdf', 'png', 'svg', 'odg'],
     importWrites: { odg: { filter: 'draw8' } },
     probe: { ext: 'fodg', content: FLAT_ODF('application/vnd.oasis.opendocument.graphics', '<office:drawing><draw:page draw:name="p1"><draw:rect svg:x="1cm" svg:y="1cm" svg:width="2cm" svg:height="2cm"/></draw:page></office:drawing>') },
@@ -129,6 +129,13 @@ const IMPORT_FILTERS: Readonly<Record<string, Pick<OfficeRequest, 'importFilter'
   slk: { importFilter: 'SYLK' },
   dif: { importFilter: 'DIF' },
   dbf: { importFilter: 'dBase' },
+  // OpenOffice.org 1.x: LibreOffice's own legacy XML readers, each in its own module.
+  sxw: { importFilter: 'StarOffice XML (Writer)' },
+  stw: { importFilter: 'writer_StarOffice_XML_Writer_Template' },
+  sxc: { importFilter: 'StarOffice XML (Calc)' },
+  stc: { importFilter: 'calc_StarOffice_XML_Calc_Template' },
+  sxi: { importFilter: 'StarOffice XML (Impress)' },
+  sxd: { importFilter: 'StarOffice XML (Draw)' },
 };
 
 /**

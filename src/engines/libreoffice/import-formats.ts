@@ -115,6 +115,20 @@ const office2003Xml = (progid: string, root: RegExp) => (_head: Buffer, text: st
 const uof = (kind: string) => (_head: Buffer, text: string) =>
   text.startsWith('<?xml') && text.includes('<uof:UOF') && text.includes(`uof:mimetype="vnd.uof.${kind}"`);
 
+/**
+ * An OpenOffice.org 1.x package (StarOffice 6/7, the XML formats before OpenDocument): a ZIP
+ * whose first member is "mimetype", stored uncompressed, holding exactly `mediaType`, as in
+ * OpenDocument. file-type knows only the OpenDocument media types and calls these plain "zip".
+ */
+export const openOffice1 = (mediaType: string) => (head: Buffer): boolean => {
+  if (head.length < 30 || head.readUInt32LE(0) !== 0x04034b50 || head.readUInt16LE(8) !== 0) return false;
+  const nameLength = head.readUInt16LE(26);
+  if (head.toString('latin1', 30, 30 + nameLength) !== 'mimetype') return false;
+  const start = 30 + nameLength + head.readUInt16LE(28);
+  const size = head.readUInt32LE(18);
+  return size === mediaType.length && head.toString('latin1', start, start + size) === mediaType;
+};
+
 /** The formats LibreOffice adds that it only reads. */
 export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   // Word: macro-enabled documents and templates, told by the main part's content type (file-type).
@@ -130,6 +144,10 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   { id: 'wps', name: 'Microsoft Works document', category: 'document', mediaType: 'application/vnd.ms-works', extensions: ['wps'], detect: 'magic', compoundStreams: ['MatOST'] },
   // Microsoft Publisher (98 to 2010): Draw reads it.
   { id: 'pub', name: 'Microsoft Publisher document', category: 'document', mediaType: 'application/vnd.ms-publisher', extensions: ['pub'], detect: 'magic', compoundStreams: ['Quill'] },
+  // OpenOffice.org 1.x text document and template (their mimetype member); the Impress and Draw
+  // templates (sti, std) are not here: LibreOffice 7.4 refuses to load them ("source file could not be loaded").
+  { id: 'sxw', name: 'OpenOffice.org 1.x text document', category: 'document', mediaType: 'application/vnd.sun.xml.writer', extensions: ['sxw'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.writer') },
+  { id: 'stw', name: 'OpenOffice.org 1.x text template', category: 'document', mediaType: 'application/vnd.sun.xml.writer.template', extensions: ['stw'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.writer.template') },
 
   // Excel: macro-enabled workbooks and templates (file-type), the binary workbook (its members).
   { id: 'xlsm', name: 'Excel macro-enabled workbook', category: 'spreadsheet', mediaType: 'application/vnd.ms-excel.sheet.macroEnabled.12', extensions: ['xlsm'], detect: 'magic' },
@@ -144,6 +162,8 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   { id: 'slk', name: 'SYLK spreadsheet', category: 'spreadsheet', mediaType: 'application/x-sylk', extensions: ['slk', 'sylk'], detect: 'magic', signature: (_head, text) => /^ID;P/.test(text) },
   { id: 'dif', name: 'Data Interchange Format spreadsheet', category: 'spreadsheet', mediaType: 'text/x-dif', extensions: ['dif'], detect: 'magic', signature: (_head, text) => /^TABLE\r?\n0,1\r?\n"/.test(text) },
   { id: 'wk1', name: 'Lotus 1-2-3 worksheet', category: 'spreadsheet', mediaType: 'application/vnd.lotus-1-2-3', extensions: ['wk1', 'wk3', 'wk4', '123'], detect: 'magic', signature: isLotusWorksheet },
+  { id: 'sxc', name: 'OpenOffice.org 1.x spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.sun.xml.calc', extensions: ['sxc'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.calc') },
+  { id: 'stc', name: 'OpenOffice.org 1.x spreadsheet template', category: 'spreadsheet', mediaType: 'application/vnd.sun.xml.calc.template', extensions: ['stc'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.calc.template') },
 
   // PowerPoint: macro-enabled presentations, templates and shows (file-type).
   { id: 'pptm', name: 'PowerPoint macro-enabled presentation', category: 'presentation', mediaType: 'application/vnd.ms-powerpoint.presentation.macroEnabled.12', extensions: ['pptm'], detect: 'magic' },
@@ -153,12 +173,14 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   { id: 'ppsm', name: 'PowerPoint macro-enabled show', category: 'presentation', mediaType: 'application/vnd.ms-powerpoint.slideshow.macroEnabled.12', extensions: ['ppsm'], detect: 'magic' },
   { id: 'otp', name: 'OpenDocument presentation template', category: 'presentation', mediaType: 'application/vnd.oasis.opendocument.presentation-template', extensions: ['otp'], detect: 'magic' },
   { id: 'uop', name: 'Uniform Office Format presentation', category: 'presentation', mediaType: 'application/vnd.uof.presentation', extensions: ['uop'], detect: 'magic', signature: uof('presentation') },
+  { id: 'sxi', name: 'OpenOffice.org 1.x presentation', category: 'presentation', mediaType: 'application/vnd.sun.xml.impress', extensions: ['sxi'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.impress') },
 
   // Drawings and metafiles: Draw reads them (CGM: Impress).
   { id: 'vsd', name: 'Visio drawing (2003-2010)', category: 'vector', mediaType: 'application/vnd.visio', extensions: ['vsd', 'vss'], detect: 'magic', compoundStreams: ['VisioDocument'] },
   { id: 'vsdx', name: 'Visio drawing', category: 'vector', mediaType: 'application/vnd.ms-visio.drawing', extensions: ['vsdx'], detect: 'magic' },
   { id: 'otg', name: 'OpenDocument drawing template', category: 'vector', mediaType: 'application/vnd.oasis.opendocument.graphics-template', extensions: ['otg'], detect: 'magic' },
   { id: 'fodg', name: 'Flat OpenDocument drawing', category: 'vector', mediaType: 'application/vnd.oasis.opendocument.graphics-flat-xml', extensions: ['fodg'], detect: 'extension' },
+  { id: 'sxd', name: 'OpenOffice.org 1.x drawing', category: 'vector', mediaType: 'application/vnd.sun.xml.draw', extensions: ['sxd'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.draw') },
   { id: 'cdr', name: 'CorelDRAW drawing', category: 'vector', mediaType: 'application/vnd.corel-draw', extensions: ['cdr'], detect: 'magic', signature: isCorelDraw },
   { id: 'cgm', name: 'Computer Graphics Metafile', category: 'vector', mediaType: 'image/cgm', extensions: ['cgm'], detect: 'magic', signature: isCgm },
   { id: 'emf', name: 'Enhanced Windows metafile', category: 'vector', mediaType: 'image/emf', extensions: ['emf'], detect: 'magic', signature: isEnhancedMetafile },
