@@ -127,6 +127,14 @@ function readPlist(bytes: Buffer, text: () => string): Json {
   const xml = text();
   // Property lists never declare entities; one that does is an attack (billion laughs, external files).
   if (/<!ENTITY/i.test(xml)) throw new Error('the property list declares entities');
+  // Measured on the text first: xmldom builds a 100,000-deep DOM slowly (seconds) before plist's
+  // recursive reader would stop on it.
+  let depth = 0;
+  for (const [, close, , selfClosing] of xml.matchAll(/<(\/?)(array|dict)\b[^>]*?(\/?)>/g)) {
+    if (selfClosing) continue;
+    depth += close ? -1 : 1;
+    if (depth > MAX_NESTING) throw tooDeep();
+  }
   return toJson(plist.parse(xml));
 }
 
