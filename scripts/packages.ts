@@ -17,6 +17,7 @@ export const TEST_PACKAGES: readonly string[] = [
   'python3-numpy', // SSIM of image outputs against their sources (test/helpers/compare_images.py)
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library
+  'python3-msgpack', 'python3-cbor2', // read MessagePack and CBOR outputs independently of the npm libraries
   'groff', // typesets man and ms outputs (groff-base alone lacks the ms macros), independently of pandoc
   'texinfo', // makeinfo: formats Texinfo outputs to text, independently of pandoc
   // Reads rendered text back from pictures of pages (test/rendered-scripts.test.ts): were the

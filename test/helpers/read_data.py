@@ -5,16 +5,25 @@ or with --typed, each value as the format types it (numbers, booleans and text i
 yaml and toml; number, boolean and text cells in xlsx and ods; text only in csv, tsv and xml).
 
     read_data.py FILE FORMAT [--typed] [--formulas]
+    read_data.py --serve      (many files, one a line: see serve())
 
 XML is mapped as convertd documents it: attributes as "@_name" keys, text beside them as "#text",
 names with the prefixes the document wrote. --formulas reads a source workbook's cached formula
 results (by default a formula in an xlsx is refused: convertd never writes one).
 
 TSV is read as IANA text/tab-separated-values: no quoting, a quote is a plain character.
+
+plist with plistlib (XML and binary), ini with configparser (records: sections named 0, 1, 2...),
+msgpack and cbor with Debian's python3-msgpack and python3-cbor2; .properties and JSON5 have no
+module in Debian's Python: each is read by a small reader below, written from its specification
+(the Java Properties.load rules; JSON5's grammar turned into JSON text for json.loads).
 """
+import configparser
 import csv
 import io
 import json
+import plistlib
+import re
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
@@ -186,11 +195,111 @@ def read_text(path):
     return data.decode("utf-8-sig")
 
 
-def main():
-    path, fmt = sys.argv[1], sys.argv[2]
-    typed = "--typed" in sys.argv[3:]
-    formulas = "--formulas" in sys.argv[3:]
-    text = None if fmt in ("xlsx", "ods") else read_text(path)
+def json5_to_json(text):
+    """JSON5 as JSON text: comments dropped, identifier keys and single-quoted strings quoted,
+    trailing commas dropped, JSON5's numbers (hex, leading +, bare dot, Infinity, NaN) spelled as
+    Python's json accepts them."""
+    token = re.compile(r"""\s+|//[^\n]*|/\*.*?\*/|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[{}\[\]:,]|[^\s{}\[\]:,'"/]+""", re.S)
+    out, position = [], 0
+    for match in token.finditer(text):
+        if match.start() != position:
+            raise SystemExit(f"JSON5: unexpected text at {position}")
+        position = match.end()
+        part = match.group()
+        if part[0].isspace() or part.startswith(("//", "/*")):
+            continue
+        if part[0] in "\"'":
+            body = part[1:-1]
+            value = re.sub(r"\\(?:\r\n|[\n\r\u2028\u2029])", "", body)  # line continuations
+            value = re.sub(r"\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", lambda m: {"'": "'", '"': '"', "0": "\0"}.get(m.group(1)) or json.loads('"\\' + (("u00" + m.group(1)[1:]) if m.group(1)[0] == "x" else m.group(1)) + '"'), value)
+            out.append(json.dumps(value))
+        elif part in "{}[]:,":
+            if part in "}]" and out and out[-1] == ",":
+                out.pop()
+            out.append(part)
+        elif re.fullmatch(r"[+-]?(?:0[xX][0-9a-fA-F]+)", part):
+            out.append(str(int(part, 16)))
+        elif re.fullmatch(r"[+-]?(?:Infinity|NaN)", part):
+            out.append(part.lstrip("+"))
+        elif re.fullmatch(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", part):
+            number_text = part.lstrip("+")
+            number_text = re.sub(r"^(-?)\.", r"\g<1>0.", number_text)
+            out.append(re.sub(r"\.(?=$|[eE])", ".0", number_text))
+        elif part in ("true", "false", "null"):
+            out.append(part)
+        else:
+            out.append(json.dumps(part))  # an identifier key
+    return "".join(out)
+
+
+def read_properties(text):
+    """Java's Properties.load: logical lines (a trailing odd backslash continues them), # and !
+    comments, key ending at the first unescaped =, : or white space, escapes \\uXXXX \\t \\n..."""
+    result, lines, pending = {}, text.splitlines(), None
+    for raw in lines:
+        line = raw.lstrip(" \t\f") if pending is not None else raw
+        if pending is None:
+            stripped = line.lstrip(" \t\f")
+            if not stripped or stripped[0] in "#!":
+                continue
+            line = stripped
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending = (pending or "") + line[:-1]
+            continue
+        logical, pending = (pending or "") + line, None
+        key_chars, index = [], 0
+        while index < len(logical) and logical[index] not in "=: \t\f":
+            step = 2 if logical[index] == "\\" else 1  # an escaped separator belongs to the key
+            key_chars.append(logical[index : index + step])
+            index += step
+        while index < len(logical) and logical[index] in " \t\f":
+            index += 1
+        if index < len(logical) and logical[index] in "=:":
+            index += 1
+            while index < len(logical) and logical[index] in " \t\f":
+                index += 1
+        unescape = lambda s: re.sub(r"\\(u[0-9a-fA-F]{4}|.)", lambda m: chr(int(m.group(1)[1:], 16)) if m.group(1)[0] == "u" and len(m.group(1)) == 5 else {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(m.group(1), m.group(1)), s)
+        result[unescape("".join(key_chars))] = unescape(logical[index:])
+    return result
+
+
+def from_dotted(flat):
+    """Dotted keys (0.name) as the tree they spell; tables keyed 0, 1, 2... as lists."""
+    tree = {}
+    for key, value in flat.items():
+        node, parts = tree, key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return as_lists(tree)
+
+
+def as_lists(tree):
+    if isinstance(tree, dict):
+        tree = {key: as_lists(value) for key, value in tree.items()}
+        if tree and list(tree) == [str(i) for i in range(len(tree))]:
+            return list(tree.values())
+    return tree
+
+
+def read_ini(text):
+    parser = configparser.ConfigParser(interpolation=None, strict=True, default_section="\0none")
+    parser.optionxform = str  # keys keep their case
+    parser.read_string(text)
+    # A dotted section name ([people.0]) is a nested table, as INI writers that nest spell it.
+    tree = {}
+    for name in parser.sections():
+        node = tree
+        for part in name.split("."):
+            node = node.setdefault(part, {})
+        node.update(parser.items(name, raw=True))
+    return as_lists(tree)
+
+
+def read(path, fmt, typed=False, formulas=False):
+    """The records of one file, as JSON-ready lists of flat objects."""
+    text = None if fmt in ("xlsx", "ods", "plist", "msgpack", "cbor") else read_text(path)
     if fmt in ("csv", "tsv"):
         if fmt == "tsv":
             rows = list(csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
@@ -209,13 +318,45 @@ def main():
         records = unwrap(yaml.safe_load(text))
     elif fmt == "toml":
         records = unwrap(tomllib.loads(text))
+    elif fmt == "plist":
+        records = unwrap(plistlib.loads(open(path, "rb").read()))
+    elif fmt == "json5":
+        records = unwrap(json.loads(json5_to_json(text)))
+    elif fmt == "ini":
+        records = unwrap(read_ini(text))
+    elif fmt == "properties":
+        records = unwrap(from_dotted(read_properties(text)))
+    elif fmt == "msgpack":
+        import msgpack
+        records = unwrap(msgpack.unpackb(open(path, "rb").read(), raw=False, strict_map_key=False))
+    elif fmt == "cbor":
+        import cbor2
+        records = unwrap(cbor2.loads(open(path, "rb").read()))
     elif fmt == "xml":
         records = unwrap(parse_xml(open(path, "rb").read()))  # the bytes: expat follows the declared encoding
     else:
         raise SystemExit(f"unknown format {fmt}")
     value = (lambda v: v) if typed else str
-    flat = [{str(k): value(v) for k, v in record.items()} if isinstance(record, dict) else {"value": value(record)} for record in records]
-    print(json.dumps(flat, ensure_ascii=False))
+    return [{str(k): value(v) for k, v in record.items()} if isinstance(record, dict) else {"value": value(record)} for record in records]
+
+
+def serve():
+    """--serve: one request a line on stdin (FILE TAB FORMAT, typed), one JSON answer a line:
+    {"records": [...]} or {"error": "..."}; a test's many checks share one Python process."""
+    for line in sys.stdin:
+        path, fmt = line.rstrip("\n").split("\t")
+        try:
+            answer = {"records": read(path, fmt, typed=True)}
+        except (Exception, SystemExit) as error:  # the test reports it; the process goes on
+            answer = {"error": f"{type(error).__name__}: {error}"}
+        print(json.dumps(answer, ensure_ascii=False), flush=True)
+
+
+def main():
+    if sys.argv[1:] == ["--serve"]:
+        return serve()
+    path, fmt = sys.argv[1], sys.argv[2]
+    print(json.dumps(read(path, fmt, "--typed" in sys.argv[3:], "--formulas" in sys.argv[3:]), ensure_ascii=False))
 
 
 main()

@@ -1,4 +1,4 @@
-// Structured data conversions, run in pooled, sandboxed Node processes (engine.ts starts the
+// Structured data conversions (the tree formats plist, json5, ini, properties, msgpack and cbor in more-trees.ts), run in pooled, sandboxed Node processes (engine.ts starts the
 // pool; src/process/pool/node-host.ts loads this module and calls its handlers). An input that cannot be
 // parsed as FROM is corrupt_input (the message says where); content that cannot be expressed as
 // TO is conversion_failed. The mapping (README "Data formats"):
@@ -29,13 +29,17 @@ import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import YAML from 'yaml';
 import { ConvertdError } from '../../errors.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
+import { MORE_TREES, readMoreTree, writeMoreTree } from './more-trees.ts';
 import { readXlsxSheet, type SheetChoice } from './xlsx-sheet.ts';
 
 type Row = unknown[];
 
 /** Text by its byte-order mark: UTF-16 LE/BE or UTF-8 (the default, with or without a BOM). */
 async function readText(file: string): Promise<string> {
-  const bytes = await fs.readFile(file);
+  return decodeText(await fs.readFile(file));
+}
+
+function decodeText(bytes: Buffer): string {
   const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : 'utf-8';
   return new TextDecoder(encoding).decode(bytes).replace(/^\uFEFF/, '');
 }
@@ -197,6 +201,15 @@ function decodeXmlText(text: string): string {
 }
 
 async function readTree(file: string, format: string): Promise<Json> {
+  if (MORE_TREES.has(format)) {
+    const bytes = await fs.readFile(file);
+    try {
+      return readMoreTree(bytes, () => decodeText(bytes), format);
+    } catch (error) {
+      if (error instanceof ConvertdError) throw error;
+      throw new InputError(`not valid ${format === 'properties' ? '.properties' : format.toUpperCase()} (${(error as Error).message.split('\n')[0]})`);
+    }
+  }
   const text = await readText(file);
   try {
     switch (format) {
@@ -450,6 +463,15 @@ function forXml(value: Json): Json {
 const DEFAULT_INDENT = 2;
 
 async function writeTree(file: string, format: string, tree: Json, indent = DEFAULT_INDENT): Promise<void> {
+  if (MORE_TREES.has(format)) {
+    let bytes: Buffer;
+    try {
+      bytes = writeMoreTree(format, tree);
+    } catch (error) {
+      throw new OutputError(`the data cannot be written as ${format} (${(error as Error).message})`);
+    }
+    return fs.writeFile(file, bytes);
+  }
   switch (format) {
     case 'json': return fs.writeFile(file, `${JSON.stringify(tree, null, indent)}\n`);
     case 'ndjson': {

@@ -15,6 +15,13 @@ import type { DataOptions } from './convert.ts';
 const MODULE = fileURLToPath(new URL('./convert.ts', import.meta.url));
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx', 'ods'];
+/**
+ * Tree formats (more-trees.ts) that convert to and from every data format above and each other,
+ * directly only (chainable: false): a property list or a MessagePack message is wanted as JSON,
+ * YAML or a table, not as a PDF or a picture of one; and the dozens of spreadsheet formats that
+ * reach json through LibreOffice would otherwise each list all six as targets.
+ */
+const MORE = ['plist', 'json5', 'ini', 'properties', 'msgpack', 'cbor'];
 const WORKBOOKS = new Set(['xlsx', 'ods']);
 /**
  * Between two workbook formats this engine carries values only; LibreOffice, when installed, keeps
@@ -65,6 +72,10 @@ const EDGES: ConversionEdge[] = [
     ...(WORKBOOKS.has(to) && !WORKBOOKS.has(from) ? { resets: ['sheet'] } : {}),
   }))),
   ...SAME_FORMAT.map((format): ConversionEdge => ({ from: format, to: format, cost: 1, options: optionsOf(format, format) })),
+  ...[...FORMATS, ...MORE].flatMap((from) => [...FORMATS, ...MORE].filter((to) => to !== from && (MORE.includes(from) || MORE.includes(to))).map((to): ConversionEdge => ({
+    from, to, cost: WORKBOOKS.has(to) ? INTO_WORKBOOK : 1, options: optionsOf(from, to), chainable: false,
+    ...(WORKBOOKS.has(to) ? { resets: ['sheet'] } : {}),
+  }))),
 ];
 
 export class DataEngine implements Engine {
