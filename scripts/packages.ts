@@ -37,6 +37,9 @@ export const TEST_PACKAGES: readonly string[] = [
   // Unarchiver reads RAR and cabinets independently of libarchive, gcab writes cabinets, lzip and
   // zstd undo those compressions, binutils' ar reads and writes ar archives.
   'unar', 'gcab', 'lzip', 'zstd', 'binutils',
+  // lz4 undoes tar.lz4; squashfs-tools, wimtools and arj write the samples of the formats the
+  // engine reads with 7-Zip, and unpack them independently of it.
+  'lz4', 'squashfs-tools', 'wimtools', 'arj',
 ];
 
 /** The service's packages, and with `forTests` the tests' tools too; each once. */

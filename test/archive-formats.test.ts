@@ -1,8 +1,9 @@
 // The archive formats beyond zip, 7z and tar.gz/bz2/xz (archives.test.ts has those six, each to
-// each): every pair the catalogue offers from or to tar.zst, tar.lz, tar.lzma, tar.Z, cpio, ISO
-// 9660 (read and written), RAR, cab, LHA, xar, ar and Debian packages (read). One sample per
-// source format, made once: by bsdtar, binutils' ar, dpkg-deb and gcab where they write the
-// format, by test/helpers/archive-writers.ts where nothing here does (RAR, LHA).
+// each): every pair the catalogue offers from or to tar.zst, tar.lz, tar.lzma, tar.Z, tar.lz4,
+// cpio, ISO 9660 (read and written), RAR, cab, LHA, xar, ar, Debian and RPM packages, SquashFS,
+// WIM and ARJ (read). One sample per source format, made once: by bsdtar, binutils' ar,
+// dpkg-deb, gcab, mksquashfs, wimcapture and arj where they write the format, by
+// test/helpers/archive-writers.ts where nothing here does (RAR, LHA, the RPM around a cpio).
 // Each sample is first listed by a tool other than libarchive (test/helpers/list_archive.py) and
 // must hold the tree as the format can carry it; then each output is listed the same way and must
 // hold the sample's files (names, sizes, SHA-256) and directories. Then, per new read format, the
@@ -19,16 +20,16 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import tar from 'tar-stream';
 import { fetchCatalogue, submit, submitOk, waitForJob, download, type ProgressRecord } from './helpers/client.ts';
-import { ar, cab, lzh, rar4, rar5, type HandMember } from './helpers/archive-writers.ts';
+import { ar, cab, lzh, rar4, rar5, rpm, type HandMember } from './helpers/archive-writers.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { flatPng } from './helpers/fixtures.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 /** archives.test.ts proves these six each to each. */
 const FIRST_SIX = ['zip', '7z', 'tar', 'tar.gz', 'tar.bz2', 'tar.xz'];
-const NEW_WRITES = ['tar.zst', 'tar.lz', 'tar.lzma', 'tar.z', 'cpio', 'iso'];
+const NEW_WRITES = ['tar.zst', 'tar.lz', 'tar.lzma', 'tar.z', 'tar.lz4', 'cpio', 'iso'];
 const WRITES = [...FIRST_SIX, ...NEW_WRITES];
-const NEW_READ_ONLY = ['rar', 'cab', 'lzh', 'xar', 'ar', 'deb'];
+const NEW_READ_ONLY = ['rar', 'cab', 'lzh', 'xar', 'ar', 'deb', 'rpm', 'squashfs', 'wim', 'arj'];
 const NEW_READS = [...NEW_WRITES, ...NEW_READ_ONLY];
 /** Samples of a format in a second version, uploaded as that format: RAR 5 beside RAR 4. */
 const VARIANTS: Record<string, string> = { rar5: 'rar' };
@@ -106,7 +107,7 @@ async function handMembers(): Promise<HandMember[]> {
 /** bsdtar's options to write a format from a tree or another archive. */
 const BSDTAR_WRITES: Record<string, string[]> = {
   zip: ['--format', 'zip'], '7z': ['--format', '7zip'], tar: ['--format', 'pax'], 'tar.gz': ['-z'], 'tar.bz2': ['-j'], 'tar.xz': ['-J'],
-  'tar.zst': ['--zstd'], 'tar.lz': ['--lzip'], 'tar.lzma': ['--lzma'], 'tar.z': ['-Z'], cpio: ['--format', 'newc'], iso: ['--format', 'iso9660'], xar: ['--format', 'xar'],
+  'tar.zst': ['--zstd'], 'tar.lz': ['--lzip'], 'tar.lzma': ['--lzma'], 'tar.z': ['-Z'], 'tar.lz4': ['--lz4'], cpio: ['--format', 'newc'], iso: ['--format', 'iso9660'], xar: ['--format', 'xar'],
 };
 
 /** One sample per source format, made once; with what its listing must show. */
@@ -125,6 +126,19 @@ async function makeSample(format: string): Promise<{ file: string; members: Memb
   let expected = treeMembers;
   if (BSDTAR_WRITES[format]) {
     await run('bsdtar', ['-c', '-f', file, ...BSDTAR_WRITES[format]!, '-C', tree, 'docs']);
+  } else if (format === 'rpm') {
+    // The payload as rpmbuild writes it: a newc cpio (bsdtar's), gzip-compressed by the writer.
+    const cpio = path.join(work, 'payload.cpio');
+    await run('bsdtar', ['-c', '-f', cpio, '--format', 'newc', '-C', tree, 'docs']);
+    await fs.writeFile(file, rpm(await fs.readFile(cpio)));
+  } else if (format === 'squashfs') {
+    await run('mksquashfs', [tree, file, '-noappend', '-quiet', '-no-progress', '-all-root']);
+  } else if (format === 'wim') {
+    await run('wimcapture', [tree, file]);
+  } else if (format === 'arj') {
+    // arj stores files only (no directory entries), under their relative paths.
+    await run('arj', ['a', '-r', '-y', file, 'docs'], { cwd: tree });
+    expected = filesOnly(treeMembers);
   } else if (format === 'rar') {
     await fs.writeFile(file, rar4(await handMembers()));
   } else if (format === 'rar5') {
@@ -319,6 +333,7 @@ const BSDTAR_CLASSES: Record<string, ClassName[]> = {
   'tar.lz': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
   'tar.lzma': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
   'tar.z': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
+  'tar.lz4': ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
   cpio: ['dotdot', 'absolute', 'symlink', 'hardlink', 'device'],
   iso: ['symlink', 'hardlink', 'device'],
   xar: ['symlink', 'hardlink', 'device'],
@@ -342,12 +357,12 @@ function assertRefused(final: ProgressRecord, code: string, where: string): void
 /** Formats that store a hard link as members sharing an inode: made from real files, since a tar's link entry alone gives them none. */
 const INODE_LINKS = new Set(['cpio', 'iso', 'xar']);
 
-async function hardLinked(format: string): Promise<string> {
-  const dir = path.join(work, `hard-${format}`);
+async function hardLinked(format: string, tag = format): Promise<string> {
+  const dir = path.join(work, `hard-${tag}`);
   await fs.mkdir(path.join(dir, 'in'), { recursive: true });
   await fs.writeFile(path.join(dir, 'in/real.txt'), 'real');
   await fs.link(path.join(dir, 'in/real.txt'), path.join(dir, 'in/hard.txt'));
-  const file = path.join(work, `hard.${format}`);
+  const file = path.join(work, `hard-${tag}.${format}`);
   await run('bsdtar', ['-c', '-f', file, ...BSDTAR_WRITES[format]!, '-C', dir, 'in']);
   return file;
 }
@@ -368,7 +383,7 @@ describe('hostile archives of the new formats are refused with a documented erro
   }
 
   // Bombs where the format compresses: 17 MiB of zeros in a few KiB.
-  for (const format of ['tar.zst', 'tar.lz', 'tar.lzma', 'tar.z', 'xar']) {
+  for (const format of ['tar.zst', 'tar.lz', 'tar.lzma', 'tar.z', 'tar.lz4', 'xar']) {
     test(`${format}: a bomb (17 MiB of zeros) stops with input_too_complex`, async () => {
       const file = await viaBsdtar(format, [{ name: 'zeros', content: Buffer.alloc(BOMB_BYTES) }], `bomb-${format}`);
       const { size } = await fs.stat(file);
@@ -417,6 +432,83 @@ describe('hostile archives of the new formats are refused with a documented erro
       await fs.writeFile(file, hand[format]!(members));
       // bsdtar lists the hostile member even where it then exits non-zero on the sample.
       if (shows) assert.match(await listed(file).catch((error: { stdout?: string }) => error.stdout ?? ''), shows, 'the sample carries the class');
+      assertRefused(await refusal(file, format), code, `${format} ${what}`);
+    });
+  }
+
+  // RPM: its payload is a cpio, and carries every class a cpio can (bsdtar lists through the package).
+  for (const name of Object.keys(CLASSES) as ClassName[]) {
+    test(`rpm: ${name}`, async () => {
+      const cpio = name === 'hardlink' ? await hardLinked('cpio', 'rpm') : await viaBsdtar('cpio', CLASSES[name].entries, `${name}-rpm-payload`);
+      const file = path.join(work, `${name}.rpm`);
+      await fs.writeFile(file, rpm(await fs.readFile(cpio)));
+      const listing = await listed(file);
+      assert.match(listing, name === 'hardlink' ? HARD_LINK_LISTED : CLASSES[name].listed, `the sample carries the class:\n${listing}`);
+      assertRefused(await refusal(file, 'rpm'), CLASSES[name].code, `rpm ${name}`);
+    });
+  }
+  test('rpm: a bomb (17 MiB of zeros in the gzip payload) stops with input_too_complex', async () => {
+    const cpio = await viaBsdtar('cpio', [{ name: 'zeros', content: Buffer.alloc(BOMB_BYTES) }], 'bomb-rpm-payload');
+    const file = path.join(work, 'bomb.rpm');
+    await fs.writeFile(file, rpm(await fs.readFile(cpio)));
+    assert.ok((await fs.stat(file)).size * 200 < BOMB_BYTES);
+    assertRefused(await refusal(file, 'rpm'), 'input_too_complex', 'rpm bomb');
+  });
+
+  // SquashFS, WIM and ARJ (read by 7-Zip): made from trees on disk by their own tools, which put
+  // every member inside the image (no `..` or absolute names). 7-Zip's listing, which the engine
+  // reads, must show the hostile member as what it is; the independent tool's unpacking shows it here.
+  /** A directory holding `in/real.txt` and what `extra` adds; made once per `extra` (the three formats share the flood and the bomb). */
+  const trees = new Map<(dir: string) => Promise<void>, Promise<string>>();
+  function treeWith(name: string, extra: (dir: string) => Promise<void>): Promise<string> {
+    let made = trees.get(extra);
+    if (!made) {
+      made = (async () => {
+        const dir = path.join(work, `tree-${name}`);
+        await fs.mkdir(path.join(dir, 'in'), { recursive: true });
+        await fs.writeFile(path.join(dir, 'in/real.txt'), 'real');
+        await extra(dir);
+        return dir;
+      })();
+      trees.set(extra, made);
+    }
+    return made;
+  }
+  const symlinked = (dir: string) => fs.symlink('/etc/passwd', path.join(dir, 'in/passwd'));
+  const nothing = async () => undefined;
+  const zeros = (dir: string) => fs.writeFile(path.join(dir, 'in/zeros'), Buffer.alloc(BOMB_BYTES));
+  const flooded = async (dir: string) => {
+    await fs.mkdir(path.join(dir, 'f'));
+    // In runs of 100: 10,001 writes at once would hold the thread pool every other test's file reads wait on.
+    for (let start = 0; start < FLOOD_MEMBERS; start += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, FLOOD_MEMBERS - start) }, (_, i) => fs.writeFile(path.join(dir, 'f', String(start + i)), '')));
+    }
+  };
+  const SEVEN_ZIP_CASES: Array<{ format: string; what: string; extra: (dir: string) => Promise<void>; args?: string[]; code: string; listed?: RegExp; bomb?: boolean }> = [
+    { format: 'squashfs', what: 'a symbolic link to /etc/passwd', extra: symlinked, code: 'unsafe_input', listed: /^Mode = l/m },
+    // mksquashfs's pseudo-file definition: a character device 1,3 (/dev/null) at in/null.
+    { format: 'squashfs', what: 'a device node', extra: nothing, args: ['-p', 'in/null c 644 0 0 1 3'], code: 'unsafe_input', listed: /^Mode = c/m },
+    { format: 'squashfs', what: `${FLOOD_MEMBERS} members`, extra: flooded, code: 'input_too_complex' },
+    { format: 'squashfs', what: 'a bomb (17 MiB of zeros)', extra: zeros, code: 'input_too_complex', bomb: true },
+    // wimcapture stores a symbolic link as a reparse point.
+    { format: 'wim', what: 'a symbolic link to /etc/passwd', extra: symlinked, code: 'unsafe_input', listed: /^Link = .*etc.passwd/m },
+    { format: 'wim', what: `${FLOOD_MEMBERS} members`, extra: flooded, code: 'input_too_complex' },
+    { format: 'wim', what: 'a bomb (17 MiB of zeros)', extra: zeros, code: 'input_too_complex', bomb: true },
+    // arj follows links when it archives (it stores no links), and names stay relative.
+    { format: 'arj', what: `${FLOOD_MEMBERS} members`, extra: flooded, code: 'input_too_complex' },
+    { format: 'arj', what: 'a bomb (17 MiB of zeros)', extra: zeros, code: 'input_too_complex', bomb: true },
+  ];
+  for (const { format, what, extra, args = [], code, listed: shows, bomb } of SEVEN_ZIP_CASES) {
+    test(`${format}: ${what}`, async () => {
+      const name = `${format}-${what.replace(/\W+/g, '-')}`;
+      const dir = await treeWith(name, extra);
+      const file = path.join(work, `${name}.${format}`);
+      if (format === 'squashfs') await run('mksquashfs', [dir, file, '-noappend', '-quiet', '-no-progress', '-all-root', ...args]);
+      else if (format === 'wim') await run('wimcapture', [dir, file]);
+      // With no names given, arj takes every file under the current directory.
+      else await run('arj', ['a', '-r', '-y', file], { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
+      if (shows) assert.match((await run('7zz', ['l', '-slt', '-ba', file], { maxBuffer: 64 * 1024 * 1024 })).stdout, shows, 'the sample carries the class');
+      if (bomb) assert.ok((await fs.stat(file)).size * 200 < BOMB_BYTES, `the bomb is ${(await fs.stat(file)).size} bytes`);
       assertRefused(await refusal(file, format), code, `${format} ${what}`);
     });
   }
@@ -513,7 +605,7 @@ describe('compression_level of the new compressed targets', { concurrency: 3 }, 
   // text (numbered lines: level 1 gave 115 KB, level 9 127 KB), never on prose.
   let text: Buffer;
   before(async () => { text = Buffer.concat([await fs.readFile('docs/architecture.md'), await fs.readFile('docs/security.md')]); });
-  for (const [format, fastest] of [['tar.zst', '1'], ['tar.lz', '0'], ['tar.lzma', '0']] as const) {
+  for (const [format, fastest] of [['tar.zst', '1'], ['tar.lz', '0'], ['tar.lzma', '0'], ['tar.lz4', '1']] as const) {
     test(`${format}: level ${fastest} and 9 both keep the file; 9 is smaller`, async () => {
       const source = await tarOf([{ name: 'numbers.txt', content: text }]);
       const sizes: number[] = [];

@@ -3,8 +3,9 @@
 // method -lh0-, stored) and Unix ar. Short writers, so the tests can also put in them what no
 // honest tool would: names with `..` or absolute paths, symbolic links, device nodes. Each is read
 // back by a tool other than libarchive (unar's lsar for RAR and cab, lhasa for LHA, binutils' ar
-// and 7-Zip) before a test trusts it.
-import { crc32 } from 'node:zlib';
+// and 7-Zip) before a test trusts it. Last, an RPM package around a cpio payload, as rpmbuild
+// (not installed here) writes one.
+import { crc32, gzipSync } from 'node:zlib';
 
 /** One member: a file (content), a directory, a symbolic link (target) or another Unix type (mode). */
 export interface HandMember {
@@ -231,4 +232,46 @@ export function ar(members: HandMember[]): Buffer {
     parts.push(Buffer.from(header, 'latin1'), data, data.length % 2 ? Buffer.from('\n') : Buffer.alloc(0));
   }
   return Buffer.concat(parts);
+}
+
+/**
+ * An RPM package (format version 3, what rpm 4 writes): the 96-byte lead, the signature header
+ * (padded to 8 bytes), the main header naming the payload's format and compressor, then the
+ * gzip-compressed cpio archive given (SVR4 "newc", as rpmbuild writes). The headers hold only the
+ * tags a reader needs to find and unpack the payload: no digests, so `rpm -K` would find none.
+ */
+export function rpm(cpio: Buffer, name = 'convertd-sample'): Buffer {
+  const lead = Buffer.alloc(96);
+  lead.writeUInt32BE(0xedabeedb, 0);
+  lead[4] = 3; // major version
+  lead.writeUInt16BE(0, 6); // type: binary package
+  lead.writeUInt16BE(1, 8); // architecture number
+  lead.write(`${name}-1.0-1`, 10, 65, 'latin1');
+  lead.writeUInt16BE(1, 76); // operating system number: Linux
+  lead.writeUInt16BE(5, 78); // signature type: a header structure
+  /** A header structure of string tags (type 6, one value each), in tag order. */
+  const header = (tags: Array<[number, string]>) => {
+    const entries = Buffer.alloc(16 * tags.length);
+    const store: Buffer[] = [];
+    let offset = 0;
+    tags.forEach(([tag, value], i) => {
+      entries.writeUInt32BE(tag, 16 * i);
+      entries.writeUInt32BE(6, 16 * i + 4);
+      entries.writeUInt32BE(offset, 16 * i + 8);
+      entries.writeUInt32BE(1, 16 * i + 12);
+      const data = Buffer.from(`${value}\0`, 'latin1');
+      store.push(data);
+      offset += data.length;
+    });
+    const intro = Buffer.alloc(16);
+    intro.writeUInt32BE(0x8eade801, 0);
+    intro.writeUInt32BE(tags.length, 8);
+    intro.writeUInt32BE(offset, 12);
+    return Buffer.concat([intro, entries, ...store]);
+  };
+  const signature = header([]);
+  const padding = Buffer.alloc((8 - (signature.length % 8)) % 8);
+  // NAME, VERSION, RELEASE, PAYLOADFORMAT, PAYLOADCOMPRESSOR.
+  const main = header([[1000, name], [1001, '1.0'], [1002, '1'], [1124, 'cpio'], [1125, 'gzip']]);
+  return Buffer.concat([lead, signature, padding, main, gzipSync(cpio)]);
 }

@@ -10,8 +10,12 @@ zip: Python's zipfile (7-Zip for methods zipfile lacks, such as Deflate64); tar 
 kinds: Python's tarfile, after zstd, lzip or 7-Zip (compress's .Z) undid what Python cannot;
 7z, cpio, iso, xar, cab and lzh: 7-Zip (`7zz l -slt` for the members, `7zz x` for the
 contents); ar and deb: binutils' ar; rar: The Unarchiver (lsar, unar; Debian's 7-Zip has no RAR), also
-asked for by name ("unar", or "unar-names" for the listing alone).
+asked for by name ("unar", or "unar-names" for the listing alone); rpm: 7-Zip takes out the
+payload, Python undoes its gzip, 7-Zip lists the cpio (the engine reads RPMs with libarchive);
+squashfs, wim and arj (which the engine reads with 7-Zip): each format's own tool unpacks it
+(unsquashfs, wimapply, arj) and the tree on disk is listed.
 """
+import gzip
 import io
 import lzma
 import shutil
@@ -48,6 +52,8 @@ def decompressed(path, fmt):
         return subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout
     if fmt == "tar.lz":
         return subprocess.run(["lzip", "-dc", path], check=True, capture_output=True).stdout
+    if fmt == "tar.lz4":
+        return subprocess.run(["lz4", "-dc", path], check=True, capture_output=True).stdout
     if fmt == "tar.lzma":
         with open(path, "rb") as file:
             return lzma.decompress(file.read(), format=lzma.FORMAT_ALONE)
@@ -134,6 +140,51 @@ def with_unar(path, extract=True):
     return members
 
 
+def walked(root):
+    """A tree on disk as a listing (links not followed)."""
+    members = {}
+    for parent, dirs, files in os.walk(root):
+        for name in dirs + files:
+            full = os.path.join(parent, name)
+            relative = os.path.relpath(full, root)
+            if os.path.islink(full):
+                members[relative] = {"type": "link", "size": len(os.readlink(full))}
+            elif os.path.isdir(full):
+                members[relative] = {"type": "dir", "size": 0}
+            elif os.path.isfile(full):
+                with open(full, "rb") as file:
+                    data = file.read()
+                members[relative] = {"type": "file", "size": len(data), "sha256": digest(data)}
+            else:
+                members[relative] = {"type": "special", "size": 0}
+    return members
+
+
+def unpacked(path, fmt):
+    """The tree squashfs-tools, wimlib or arj unpack from an image or archive."""
+    with tempfile.TemporaryDirectory() as out:
+        root = os.path.join(out, "root")
+        if fmt == "squashfs":
+            command = ["unsquashfs", "-no-progress", "-no-xattrs", "-d", root, path]
+        elif fmt == "wim":
+            os.mkdir(root)
+            command = ["wimapply", path, "1", root]
+        else:
+            os.mkdir(root)
+            command = ["arj", "x", "-y", os.path.abspath(path), root + "/"]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        return walked(root)
+
+
+def with_rpm(path):
+    payload = subprocess.run(["7zz", "x", "-so", "-trpm", path], check=True, capture_output=True, stdin=subprocess.DEVNULL).stdout
+    with tempfile.TemporaryDirectory() as out:
+        cpio = os.path.join(out, "payload.cpio")
+        with open(cpio, "wb") as file:
+            file.write(gzip.decompress(payload))
+        return with_7zip(cpio)
+
+
 def main():
     if sys.argv[1] == "--many":
         results = []
@@ -155,6 +206,10 @@ def listing(path, fmt):
             members = with_7zip(path)
     elif fmt in ("7z", "cpio", "iso", "xar", "cab", "lzh"):
         members = with_7zip(path)
+    elif fmt in ("squashfs", "wim", "arj"):
+        members = unpacked(path, fmt)
+    elif fmt == "rpm":
+        members = with_rpm(path)
     elif fmt in ("ar", "deb"):
         members = with_ar(path)
     elif fmt in ("rar", "unar"):

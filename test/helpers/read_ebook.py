@@ -39,10 +39,9 @@ class Invalid(Exception):
 
 
 def load_read_document():
-    """read_document.py's functions, without running its command line (its last line)."""
+    """read_document.py's functions, without running its command line (it runs only as __main__)."""
     path = os.path.join(HERE, "read_document.py")
     source = open(path).read()
-    source = source[:source.rindex("\nmain()")]
     namespace = {"__name__": "read_document"}
     exec(compile(source, path, "exec"), namespace)
     return namespace

@@ -1,6 +1,7 @@
 // Archives: every format libarchive reads (zip, 7z, tar and its compressed kinds, cpio, ISO 9660,
-// RAR 4 and 5, cab, LHA, xar, ar and Debian packages) to every format it writes well (zip,
-// 7z, tar, tar.gz/bz2/xz/zst/lz/lzma/Z, cpio, ISO 9660), without ever unpacking to disk. Not
+// RAR 4 and 5, cab, LHA, xar, ar, Debian and RPM packages) and three only 7-Zip reads (SquashFS,
+// WIM, ARJ) to every format libarchive writes well (zip, 7z, tar, tar.gz/bz2/xz/zst/lz/lzma/Z/lz4,
+// cpio, ISO 9660), without ever unpacking to disk. Not
 // WARC: libarchive 3.6 reads its records in a listing, but copying one larger than its read-ahead
 // (about 64 KiB) into another archive fails ("Truncated input file"), even for its own WARCs.
 //
@@ -44,6 +45,12 @@ const SEVEN_ZIP = '/usr/bin/7zz';
 /** Formats 7-Zip reads where bsdtar cannot (see the top). */
 const SEVEN_ZIP_READS = new Set(['7z', 'zip']);
 /**
+ * Formats only 7-Zip reads (libarchive 3.6 has no reader for them), with 7-Zip's name for each:
+ * told to 7-Zip (`-t`) so that it reads the upload as the format it was sniffed as, never as
+ * whatever else it might also parse.
+ */
+const SEVEN_ZIP_ONLY: Record<string, string> = { squashfs: 'SquashFS', wim: 'wim', arj: 'arj' };
+/**
  * bsdtar's options to write each format it writes well: every member kept (names, directories,
  * contents). Left out: xar (libarchive's writer is marked experimental), ar (no directories: a
  * tree would be flattened), WARC (files only, no directories), shar and mtree (not archives of
@@ -60,6 +67,7 @@ const WRITE_OPTIONS: Record<string, string[]> = {
   'tar.lz': ['--format', 'pax', '--lzip'],
   'tar.lzma': ['--format', 'pax', '--lzma'],
   'tar.z': ['--format', 'pax', '-Z'],
+  'tar.lz4': ['--format', 'pax', '--lz4'],
   // SVR4 "newc", what cpio(1) and the Linux initramfs write by default.
   cpio: ['--format', 'newc'],
   // Rock Ridge (long names, deep trees) and Joliet on, libarchive's defaults.
@@ -70,17 +78,19 @@ const WRITES = Object.keys(WRITE_OPTIONS);
  * What libarchive reads besides what it writes. RAR (4 and 5) has no encryption support there: an
  * encrypted one is encrypted_input (rarEncrypted); a Debian package is the ar archive it is.
  */
-const READ_ONLY = ['rar', 'cab', 'lzh', 'xar', 'ar', 'deb'];
-const READS = [...WRITES, ...READ_ONLY];
+const READ_ONLY = ['rar', 'cab', 'lzh', 'xar', 'ar', 'deb', 'rpm'];
+const READS = [...WRITES, ...READ_ONLY, ...Object.keys(SEVEN_ZIP_ONLY)];
 /**
  * One-member archives (sample.txt, "convertd") of the formats neither bsdtar nor any other tool
  * here writes, for the start-up probe: made by test/helpers/archive-writers.ts (RAR 4 stored, a
- * cabinet of one uncompressed folder, LHA level 2 -lh0-).
+ * cabinet of one uncompressed folder, LHA level 2 -lh0-, an RPM package).
  */
 const PROBE_SAMPLES: Record<string, string> = {
   rar: 'UmFyIRoHAM+QcwAADQAAAAAAAACgSnQAgioACAAAAAgAAAADxJ3VWMBToVgUMAoApIEAAHNhbXBsZS50eHRjb252ZXJ0ZMQ9ewBABwA=',
   cab: 'TVNDRgAAAABXAAAAAAAAACwAAAAAAAAAAwEBAAEAAAAAAAAARwAAAAEAAAAIAAAAAAAAAAAAoVjAU6AAc2FtcGxlLnR4dAAAAAAACAAIAGNvbnZlcnRk',
   lzh: 'MQAtbGgwLQgAAAAIAAAAqBkyZiACgEJVBQAAr2gNAAFzYW1wbGUudHh0BQBQpIEAAGNvbnZlcnRkAA==',
+  // An RPM package around a gzip-compressed newc cpio of the one member (archive-writers.ts's rpm).
+  rpm: '7avu2wMAAAAAAWNvbnZlcnRkLXNhbXBsZS0xLjAtMQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABAAUAAAAAAAAAAAAAAAAAAAAAjq3oAQAAAAAAAAAAAAAAAI6t6AEAAAAAAAAABQAAACAAAAPoAAAABgAAAAAAAAABAAAD6QAAAAYAAAAQAAAAAQAAA+oAAAAGAAAAFAAAAAEAAARkAAAABgAAABYAAAABAAAEZQAAAAYAAAAbAAAAAWNvbnZlcnRkLXNhbXBsZQAxLjAAMQBjcGlvAGd6aXAAH4sIAAAAAAAAAzMwNzA3MDQwMDFPNE1KNTAwMLAwTDQxwA4MzZIMzMzTzFKgfAsIlZaKQz0MJMEYxYm5BTmpeiUVJQwMDAzJ+XllqUUlKQZQNxAFiFWH0w0hQY6ePq5BioqKIDcAAF8KoGoAAQAA',
 };
 
 /** Caps checked while the entries stream. */
@@ -107,6 +117,7 @@ const COMPRESSION: Record<string, { module: string; spec: OptionSpec }> = {
   'tar.zst': { module: 'zstd', spec: narrow(OPTIONS.compression_level, { minimum: 1, default: 3, description: 'Compression level of the Zstandard stream: 1 fastest to 9 (zstd\'s own scale, which goes on to 19; 3 is its default).' }) },
   'tar.lz': { module: 'lzip', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
   'tar.lzma': { module: 'lzma', spec: narrow(OPTIONS.compression_level, { default: 6 }) },
+  'tar.lz4': { module: 'lz4', spec: narrow(OPTIONS.compression_level, { minimum: 1, default: 1, description: 'Compression level of the LZ4 stream: 1 fastest (LZ4\'s default) to 9 smallest (LZ4 HC).' }) },
 };
 
 /**
@@ -227,10 +238,17 @@ class SevenZipListing {
         // "D drwxr-xr-x", "A -rw-r--r--", " -rw-r--r--" or just "A" (DOS attributes, then a Unix mode).
         const [dos = '', mode] = value.split(' ').filter((part, index) => index === 0 || part !== '');
         if (dos.includes('D')) member.directory = true;
+        // 7-Zip's letters for Windows' attributes: L a reparse point (a WIM's symbolic links and
+        // junctions), d a device.
+        if (dos.includes('L')) member.link = true;
+        if (dos.includes('d')) member.unixType ??= 'c';
         if (mode && /^[-dlcbps]/.test(mode)) member.unixType = mode[0];
         break;
       }
-      case 'Symbolic Link': case 'Hard Link': member.link ||= value !== ''; break;
+      // SquashFS gives the Unix mode on its own line ("Mode = lrwxrwxrwx").
+      case 'Mode': if (/^[-dlcbps]/.test(value)) member.unixType = value[0]; break;
+      // A WIM's reparse target ("Link = \\?\C:\etc\passwd : C:\etc\passwd").
+      case 'Symbolic Link': case 'Hard Link': case 'Link': member.link ||= value !== ''; break;
       case 'Encrypted': member.encrypted = value === '+'; break;
       case 'CRC': member.crc = /^[0-9A-F]{8}$/i.test(value) ? Number.parseInt(value, 16) : undefined; break;
       case 'Method': member.method = value; break;
@@ -646,8 +664,9 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
       if (working.has('7z')) {
         const listed = await run(SEVEN_ZIP, ['l', '-slt', '-ba', '-p', 'probe.7z'], { cwd: dir, timeoutMs: 20_000, captureStdout: true }).catch(() => undefined);
         this.sevenZip = listed?.exitCode === 0 && /^Path = sample\.txt$/m.test(listed.stdout);
-        if (!this.sevenZip) this.context.log.warn({ program: SEVEN_ZIP }, '7-Zip is missing or failed its probe: 7z archives that libarchive cannot read (Deflate64) are refused');
+        if (!this.sevenZip) this.context.log.warn({ program: SEVEN_ZIP }, '7-Zip is missing or failed its probe: 7z archives that libarchive cannot read (Deflate64) are refused, and SquashFS, WIM and ARJ are not offered');
       }
+      if (this.sevenZip) for (const format of Object.keys(SEVEN_ZIP_ONLY)) readable.add(format);
       return EDGES.filter((e) => (working.has(e.from) || readable.has(e.from)) && working.has(e.to));
     });
   }
@@ -660,6 +679,8 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
   private async read(input: string, from: string, work: (read: Reader) => Promise<void>): Promise<void> {
     if (from === 'rar' && await rarEncrypted(input)) throw ENCRYPTED();
     if (AR_FORMATS.has(from)) return work((repack, options) => readAr(input, repack, options.signal));
+    const sevenZipType = SEVEN_ZIP_ONLY[from];
+    if (sevenZipType) return work((repack, options) => this.readWith7zip(input, repack, options, undefined, sevenZipType));
     try {
       await work((repack, options) => this.readWithBsdtar(input, repack, options));
     } catch (error) {
@@ -763,8 +784,9 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
    * 7-Zip lists the members (each is checked, and the declared sizes against the caps, before
    * anything is extracted), then streams their contents, cut here at the listed sizes.
    */
-  private async readWith7zip(input: string, repack: Repack, options: RunOptions, bsdtarAnswer: ConvertdError): Promise<void> {
+  private async readWith7zip(input: string, repack: Repack, options: RunOptions, bsdtarAnswer: ConvertdError | undefined, type?: string): Promise<void> {
     const archive = path.basename(input);
+    const typed = type ? [`-t${type}`] : [];
     const names = new Map<ListedMember, string>();
     let declared = 0;
     let encrypted = false;
@@ -779,14 +801,14 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
       }
     });
     // `-p` with no password: 7-Zip never prompts for one.
-    const listed = await this.context.run(SEVEN_ZIP, ['l', '-slt', '-ba', '-p', '--', archive], { ...options, onStdoutLine: (line) => listing.line(line) });
+    const listed = await this.context.run(SEVEN_ZIP, ['l', '-slt', '-ba', '-p', ...typed, '--', archive], { ...options, onStdoutLine: (line) => listing.line(line) });
     listing.end();
     if (repack.abort.signal.aborted) throw repack.abort.signal.reason;
     if (listed.exitCode !== 0) throw sevenZipFailure(listed.stderr, listing.members, bsdtarAnswer);
     if (encrypted) throw ENCRYPTED();
 
     const contents = new PassThrough();
-    const extracting = this.context.run(SEVEN_ZIP, ['x', '-so', '-p', '-bd', '--', archive], { ...options, stdout: contents });
+    const extracting = this.context.run(SEVEN_ZIP, ['x', '-so', '-p', '-bd', ...typed, '--', archive], { ...options, stdout: contents });
     const feeding = (async () => {
       const reader = new ExactReader(contents);
       for (const member of listing.members) {

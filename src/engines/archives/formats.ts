@@ -42,6 +42,7 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'tar.lz', name: 'lzip-compressed tar archive', category: 'archive', mediaType: 'application/x-lzip', extensions: ['tar.lz', 'lz'], detect: 'magic' },
   { id: 'tar.lzma', name: 'LZMA-compressed tar archive', category: 'archive', mediaType: 'application/x-lzma', extensions: ['tar.lzma', 'tlz', 'lzma'], detect: 'magic', signature: lzmaAlone },
   // Unix compress (LZW): the id is lower case since targets are matched without case; the file keeps the customary .Z.
+  { id: 'tar.lz4', name: 'LZ4-compressed tar archive', category: 'archive', mediaType: 'application/x-lz4', extensions: ['tar.lz4', 'tlz4', 'lz4'], detect: 'magic' },
   { id: 'tar.z', name: 'compress (.Z) tar archive', category: 'archive', mediaType: 'application/x-compress', extensions: ['tar.z', 'taz', 'z'], detect: 'magic', fileExtension: 'tar.Z' },
   // file-type knows the binary and "070707" (odc) kinds; the SVR4 ones ("070701", "070702" with
   // checksums), which cpio(1) and the Linux initramfs write, are told here.
@@ -54,4 +55,11 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'ar', name: 'Unix ar archive', category: 'archive', mediaType: 'application/x-archive', extensions: ['ar', 'a'], detect: 'magic' },
   // A Debian package read as the ar archive it is: its members are debian-binary, control.tar.* and data.tar.*.
   { id: 'deb', name: 'Debian package (its members)', category: 'archive', mediaType: 'application/vnd.debian.binary-package', extensions: ['deb', 'udeb'], detect: 'magic' },
+  // An RPM package read as the files of its cpio payload (what rpm2cpio | cpio -i unpacks); its headers are not kept.
+  { id: 'rpm', name: 'RPM package (its files)', category: 'archive', mediaType: 'application/x-rpm', extensions: ['rpm'], detect: 'magic' },
+  // Read by 7-Zip. SquashFS 4 (every Linux since 2.6.29; the superblock's major version at byte 28);
+  // 3 and older are big-endian kernels' and not read here.
+  { id: 'squashfs', name: 'SquashFS filesystem image', category: 'archive', mediaType: 'application/vnd.squashfs', extensions: ['squashfs', 'sqfs', 'sfs'], detect: 'magic', signature: (head) => head.length >= 30 && head.toString('latin1', 0, 4) === 'hsqs' && head.readUInt16LE(28) === 4 },
+  { id: 'wim', name: 'Windows Imaging (WIM) image', category: 'archive', mediaType: 'application/x-ms-wim', extensions: ['wim'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 8) === 'MSWIM\0\0\0' },
+  { id: 'arj', name: 'ARJ archive', category: 'archive', mediaType: 'application/x-arj', extensions: ['arj'], detect: 'magic' },
 ];
