@@ -401,6 +401,8 @@ test('include directives, images naming local files and bibliography paths bring
     // Images naming a local file, embedded by the FictionBook, docx, odt and epub writers.
     { name: 'image.dokuwiki', text: `${MARKER}\n\n{{${LOCAL_FILE}}}\n\n{{page>${LOCAL_FILE}}}\n`, targets: ['fb2', 'docx', 'odt', 'epub', 'icml'] },
     { name: 'image.creole', text: `${MARKER}\n\n{{${LOCAL_FILE}|picture}}\n`, targets: ['fb2', 'odt'] },
+    // MultiMarkdown: its transclusion syntax ({{file}}, which pandoc does not implement) and an image naming a local file.
+    { name: 'transclude.mmd', text: `${MARKER}\n\n{{${LOCAL_FILE}}}\n\n![picture](${LOCAL_FILE})\n`, targets: ['docx', 'odt', 'epub', 'mdstrict'] },
     { name: 'image.html', text: `<p>${MARKER}</p><img src="${LOCAL_FILE}"><img src="file://${LOCAL_FILE}"><img src="/proc/self/environ">`, targets: ['fb2', 'dzslides', 'revealjs', 'jats', 'epub'] },
     { name: 'graphic.xml', text: SAMPLES.jats!.text.replace('</p>', `</p><fig><graphic xlink:href="${LOCAL_FILE}"/></fig>`).replace('<body>', `<body><p>${MARKER}</p>`), targets: ['fb2', 'docx', 'odt'] },
     // LaTeX's \input into the new LaTeX-family writers.
