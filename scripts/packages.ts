@@ -20,6 +20,7 @@ export const TEST_PACKAGES: readonly string[] = [
   'python3-msgpack', 'python3-cbor2', // read MessagePack and CBOR outputs independently of the npm libraries
   'groff', // typesets man and ms outputs (groff-base alone lacks the ms macros), independently of pandoc
   'texinfo', // makeinfo: formats Texinfo outputs to text, independently of pandoc
+  'python3-markdown', // Python-Markdown: renders the Markdown dialect outputs (strict, PHP Markdown Extra) independently of pandoc
   // Reads rendered text back from pictures of pages (test/rendered-scripts.test.ts): were the
   // glyphs of every script drawn, or boxes?
   'tesseract-ocr', 'tesseract-ocr-eng', 'tesseract-ocr-jpn', 'tesseract-ocr-chi-sim', 'tesseract-ocr-kor',

@@ -49,6 +49,7 @@ const PICTURES = new Set(['png', 'jpg', 'tiff', 'webp', 'svg', 'eps', 'ps', 'zip
 /** The download's extension where it is not the target's id (a PDF/A is a .pdf, reveal.js slides an .html page). */
 const FILE_EXTENSIONS: Readonly<Record<string, string>> = {
   pdfa: 'pdf', beamer: 'tex', context: 'tex', revealjs: 'html', slidy: 'html', dzslides: 'html', jats: 'xml', tei: 'xml',
+  commonmark: 'md', mdstrict: 'md', mdextra: 'md',
 };
 
 /** The `file` command's verdict for each target, an independent check of the type. */

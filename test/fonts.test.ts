@@ -4,14 +4,15 @@
 // (test/helpers/read_font.py): with fontTools, its wrapper, outline kind, character map, glyph
 // count, advance widths, names and each glyph's outline bounds and direction; rendered by
 // FreeType next to its source, pixel for pixel; and validated by OTS (ots-sanitize), the
-// sanitiser Chrome and Firefox run on every web font before using it.
+// sanitiser Chrome and Firefox run on every web font before using it. TTX (fontTools' XML form)
+// is made of each sample by fontTools, and read back as XML by Python's own parser.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { convert, fetchCatalogue, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, fetchCatalogue, progress, submitOk, waitForJob } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -72,19 +73,75 @@ before(async () => {
       await add(flavor, outlines, file);
     }
   }
+  // TTX, fontTools' XML dump of each: its upload is the XML, its facts and rendering those of the
+  // binary font it was dumped from (FreeType reads no XML).
+  for (const [outlines, source] of [['truetype', 'sample.ttf'], ['cff', 'sample.otf']] as const) {
+    const xml = path.join(dir, `${outlines}.ttx`);
+    execFileSync(PYTHON, ['-c', 'import sys; from fontTools.ttLib import TTFont; TTFont(sys.argv[1]).saveXML(sys.argv[2])', path.join(dir, source), xml]);
+    (samples.ttx ??= []).push({ outlines, bytes: await fs.readFile(xml), file: path.join(dir, source), facts: samples[source === 'sample.ttf' ? 'ttf' : 'otf']![0]!.facts });
+  }
 });
+
+/**
+ * What a TTX output says, read with Python's own XML parser (not fontTools): its glyph order, the
+ * Unicode character map, advance widths, family name, outline kind, and each TrueType glyph's
+ * bounds as its <TTGlyph> attributes give them.
+ */
+const READ_TTX = [
+  'import sys, json, xml.etree.ElementTree as ET',
+  'root = ET.parse(sys.argv[1]).getroot()',
+  'assert root.tag == "ttFont", root.tag',
+  'order = [g.get("name") for g in root.find("GlyphOrder")]',
+  'cmap = {}',
+  'for table in root.find("cmap"):',
+  '    if table.get("platformID") == "3" and table.get("platEncID") in ("1", "10"):',
+  '        cmap.update({str(int(m.get("code"), 16)): m.get("name") for m in table.findall("map")})',
+  'advances = {m.get("name"): int(m.get("width")) for m in root.find("hmtx").findall("mtx")}',
+  'family = next(r.text.strip() for r in root.find("name") if r.get("nameID") == "1" and r.get("platformID") == "3")',
+  'glyf = root.find("glyf")',
+  'bounds = {g.get("name"): [int(g.get(k)) for k in ("xMin", "yMin", "xMax", "yMax")] if g.get("xMin") is not None else None for g in (glyf if glyf is not None else [])}',
+  'charstrings = root.findall("CFF/CFFFont/CharStrings/CharString")',
+  'outlines = "truetype" if glyf is not None else "cff" if root.find("CFF") is not None else None',
+  'print(json.dumps({"order": order, "cmap": cmap, "advances": advances, "family": family, "outlines": outlines, "bounds": bounds, "charstrings": len(charstrings)}))',
+].join('\n');
+interface TtxFacts { order: string[]; cmap: Record<string, string>; advances: Record<string, number>; family: string; outlines: string | null; bounds: Record<string, number[] | null>; charstrings: number }
+
+/** A font dumped to TTX: the XML holds the source's glyphs, characters, widths, names and outlines. */
+async function checkTtx(where: string, file: string, before: FontFacts): Promise<void> {
+  const { stdout } = await execFileAsync(PYTHON, ['-c', READ_TTX, file], { encoding: 'utf8' });
+  const ttx = JSON.parse(stdout) as TtxFacts;
+  assert.equal(ttx.order.length, before.glyphCount, `${where}: glyph count`);
+  assert.deepEqual(ttx.cmap, before.cmap, `${where}: the character map`);
+  assert.deepEqual(ttx.advances, before.advances, `${where}: advance widths`);
+  assert.equal(ttx.family, 'ConvertdTest', `${where}: the names`);
+  assert.equal(ttx.outlines, before.outlines, `${where}: outline kind`);
+  if (ttx.outlines === 'cff') {
+    assert.equal(ttx.charstrings, before.glyphCount, `${where}: one charstring per glyph`);
+    return;
+  }
+  // TrueType glyphs carry their bounding box (of points, the curves' control points included:
+  // the box may only be as large or larger than the curves' own extremes read_font.py reports).
+  for (const [glyph, box] of Object.entries(before.bounds)) {
+    const other = ttx.bounds[glyph];
+    if (!box) { assert.equal(other ?? null, null, `${where}: ${glyph} stays empty`); continue; }
+    assert.ok(other, `${where}: ${glyph} lost its outline`);
+    const [x0, y0, x1, y1] = other;
+    assert.ok(x0! <= box[0]! + OUTLINE_TOLERANCE_UNITS && y0! <= box[1]! + OUTLINE_TOLERANCE_UNITS && x1! >= box[2]! - OUTLINE_TOLERANCE_UNITS && y1! >= box[3]! - OUTLINE_TOLERANCE_UNITS, `${where}: ${glyph} box ${JSON.stringify(other)} does not hold ${JSON.stringify(box)}`);
+  }
+}
 after(async () => { await server.stop(); });
 
 test('every advertised font pair converts and keeps the characters, glyphs, widths and outlines', async () => {
   const catalogue = await fetchCatalogue(server.url);
   const pairs = catalogue.filter((f) => f.category === 'font').flatMap((f) => f.targets.map((t) => [f.id, t] as const));
-  // Each of the four formats becomes each of the three others.
-  assert.equal(pairs.length, 12, `font pairs: ${pairs.map((p) => p.join('→')).join(' ')}`);
+  // Each of the five formats becomes each of the four others.
+  assert.equal(pairs.length, 20, `font pairs: ${pairs.map((p) => p.join('→')).join(' ')}`);
   const jobs = pairs.flatMap(([source, target]) => samples[source]!.map((sample) => ({ source, target, sample })));
   await Promise.all(jobs.map(async ({ source, target, sample }) => {
     const where = `${source} (${sample.outlines}) → ${target}`;
     const { bytes } = await convert(server.url, sample.bytes, `sample.${source}`, target);
     const outputFile = await writeTemp(bytes, `out.${target}`);
+    if (target === 'ttx') return checkTtx(where, outputFile, sample.facts);
     const [before, after] = [sample.facts, await readFont(outputFile, sample.file)];
     assert.equal(after.flavor, target === 'woff' || target === 'woff2' ? target : null, `${where}: wrapper`);
     const outlines = target === 'ttf' ? 'truetype' : target === 'otf' ? 'cff' : sample.outlines;
@@ -138,4 +195,31 @@ test('a damaged font ends in corrupt_input', async () => {
   const { final } = await waitForJob(server.url, jobId);
   assert.equal(final.status, 'error');
   assert.ok(['corrupt_input', 'conversion_failed'].includes(final.error!.code), final.error!.code);
+});
+
+test('a TTX is told by its <ttFont> root, whatever its name', async () => {
+  for (const name of ['font.ttx', 'font.xml', 'font.txt']) {
+    const jobId = await submitOk(server.url, samples.ttx![0]!.bytes, name, 'ttf');
+    assert.equal((await progress(server.url, jobId)).body.source, 'ttx', name);
+    assert.equal((await waitForJob(server.url, jobId)).final.status, 'done', name);
+  }
+});
+
+test('hostile TTX: entity expansion (a billion laughs) ends in corrupt_input, an external entity reads no file', async () => {
+  const xml = samples.ttx![0]!.bytes.toString('utf8');
+  const declaration = '<?xml version="1.0" encoding="UTF-8"?>\n';
+  assert.ok(xml.startsWith(declaration));
+  // Ten entities each ten times the one before: 10^10 characters if expanded.
+  const entities = ['<!ENTITY l0 "laughlaugh">', ...Array.from({ length: 9 }, (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`)];
+  const laughs = xml.replace(declaration, `${declaration}<!DOCTYPE ttFont [\n${entities.join('\n')}\n]>\n`).replace('<GlyphOrder>', '<GlyphOrder>&l9;');
+  const laughsJob = await submitOk(server.url, Buffer.from(laughs), 'laughs.ttx', 'ttf');
+  const { final: laughed } = await waitForJob(server.url, laughsJob);
+  assert.equal(laughed.error?.code, 'corrupt_input', JSON.stringify(laughed.error));
+  // An external entity naming a local file, used as the family name: expat resolves none, so the
+  // name is the document's own text alone.
+  const external = xml.replace(declaration, `${declaration}<!DOCTYPE ttFont [<!ENTITY leak SYSTEM "file:///etc/passwd">]>\n`).replaceAll('ConvertdTest', 'Convertd&leak;Test');
+  const { bytes } = await convert(server.url, Buffer.from(external), 'external.ttx', 'ttf');
+  const facts = await readFont(await writeTemp(bytes, 'external.ttf'));
+  assert.equal(facts.family, 'ConvertdTest', 'the family name holds nothing of /etc/passwd');
+  assert.doesNotMatch(bytes.toString('latin1'), /root:/);
 });

@@ -219,7 +219,7 @@ describe('transparency: kept where the target has it, flattened onto white where
   /** Targets with on/off transparency only: half-transparent pixels become one or the other. */
   const ONE_BIT = ['gif', 'xpm'];
   /** Targets without transparency: flattened onto white, whichever engine writes them. */
-  const FLATTENED = ['jpg', 'ppm', 'pgm', 'pbm', 'pdf', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'xbm', 'wbmp', 'otb'];
+  const FLATTENED = ['jpg', 'ppm', 'pgm', 'pbm', 'pdf', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'xbm', 'wbmp', 'otb', 'dcx'];
   /** Lossy encoders may move alpha a little (measured: 3 for JPEG XL). */
   const ALPHA_TOLERANCE = 8;
   /** A band value at least this high is white. */

@@ -36,6 +36,8 @@ const SAMPLES: Readonly<Record<string, { name: string; text: string }>> = {
   // Named .txt: its .TH line, not the name, makes it a man page.
   man: { name: 'quokkabird.txt', text: `.\\" a comment before the title line\n.TH QUOKKABIRD 1\n.SH ${TITLE}\n${BODY.replace(' quiet ', '\n.I quiet\n')}\n` },
   // Named .xml: its DOCTYPE, not the name, makes it JATS (an .xml is otherwise the data format's).
+  // MultiMarkdown, told by its .mmd name; its pipe table syntax is checked below.
+  mmd: { name: 'sample.mmd', text: `# ${TITLE}\n\n${stressed('*')}\n` },
   jats: {
     name: 'article.xml',
     text: `<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.2 20190208//EN" "JATS-archivearticle1.dtd">\n<article xmlns:xlink="http://www.w3.org/1999/xlink" article-type="research-article" dtd-version="1.2"><front><article-meta><title-group><article-title>${TITLE}</article-title></title-group></article-meta></front><body><sec><title>${TITLE}</title><p>${stressed('<italic>', '</italic>')}</p></sec></body></article>\n`,
@@ -60,12 +62,14 @@ const SLIDES = new Set(['revealjs', 'slidy', 'dzslides', 'beamer']);
 const AUTHORING = ['beamer', 'revealjs', 'slidy', 'dzslides', 'man', 'ms', 'texinfo', 'context', 'haddock'];
 const INTERCHANGE = ['dokuwiki', 'zimwiki', 'xwiki', 'muse', 'markua', 'jats', 'tei', 'icml'];
 const BIB_FORMATS = ['bibtex', 'biblatex', 'csljson'];
+/** The Markdown dialects besides md and gfm (MultiMarkdown is read too, from .mmd). */
+const MARKDOWN_DIALECTS = ['commonmark', 'mdstrict', 'mdextra', 'mmd'];
 const REFERENCE_LISTS = ['md', 'html', 'docx', 'txt'];
 /** Targets that are pictures of the document: no words to look for, but not blank (read_document.py). */
 const PICTURES = new Set(['png', 'jpg', 'tiff', 'webp', 'zip']);
 /** Sources that are read only through pandoc's own readers (the categories /api/formats shows). */
 const CATEGORIES: Readonly<Record<string, string>> = {
-  ...Object.fromEntries([...Object.keys(SAMPLES), ...AUTHORING, ...INTERCHANGE, ...BIB_FORMATS].map((id) => [id, 'markup'])),
+  ...Object.fromEntries([...Object.keys(SAMPLES), ...AUTHORING, ...INTERCHANGE, ...BIB_FORMATS, ...MARKDOWN_DIALECTS].map((id) => [id, 'markup'])),
   revealjs: 'presentation', slidy: 'presentation', dzslides: 'presentation', beamer: 'presentation',
 };
 
@@ -166,14 +170,14 @@ test('the new formats are listed with their category, and the new readers reach 
   for (const [id, category] of Object.entries(CATEGORIES)) {
     assert.equal(catalogue.find((f) => f.id === id)?.category, category, `${id} is listed as ${category}`);
   }
-  const writers = [...AUTHORING, ...INTERCHANGE, 'md', 'gfm', 'rst', 'org', 'html', 'docx', 'odt', 'epub', 'latex', 'txt', 'asciidoc', 'docbook', 'fb2', 'pdf', 'png'];
+  const writers = [...AUTHORING, ...INTERCHANGE, ...MARKDOWN_DIALECTS, 'md', 'gfm', 'rst', 'org', 'html', 'docx', 'odt', 'epub', 'latex', 'txt', 'asciidoc', 'docbook', 'fb2', 'pdf', 'png'];
   for (const from of Object.keys(SAMPLES)) {
     const missing = writers.filter((to) => to !== from && !targetsOf(from).includes(to));
     assert.deepEqual(missing, [], `${from} lacks ${missing.join(' ')}`);
   }
   // The old readers (docx, odt and epub among them) reach every new writer.
   for (const from of ['md', 'rst', 'latex', 'html', 'docx', 'odt', 'epub']) {
-    const missing = [...AUTHORING, ...INTERCHANGE].filter((to) => to !== from && !targetsOf(from).includes(to));
+    const missing = [...AUTHORING, ...INTERCHANGE, ...MARKDOWN_DIALECTS].filter((to) => to !== from && !targetsOf(from).includes(to));
     assert.deepEqual(missing, [], `${from} lacks ${missing.join(' ')}`);
   }
   // A bibliography reaches the other bibliography formats and its reference list, nothing else;
@@ -186,15 +190,15 @@ test('the new formats are listed with their category, and the new readers reach 
   for (const id of ['s5', 'slideous', 'opendocument', 'plain', 'ris']) assert.equal(catalogue.find((f) => f.id === id), undefined, `${id} is not offered`);
 });
 
-test('pairs nobody needs are not offered: slides and man pages only from markup pandoc reads, no new writer from an ebook', () => {
+test('pairs nobody needs are not offered: slides, man pages and Markdown dialects only from markup pandoc reads, no new writer from an ebook', () => {
   // Through LibreOffice (a Word 97, RTF or WordPerfect file) the document and wiki writers, not the authoring ones.
   for (const from of ['doc', 'rtf', 'wpd']) {
-    for (const to of AUTHORING) assert.ok(!targetsOf(from).includes(to), `${from} → ${to} is offered`);
+    for (const to of [...AUTHORING, ...MARKDOWN_DIALECTS]) assert.ok(!targetsOf(from).includes(to), `${from} → ${to} is offered`);
     for (const to of INTERCHANGE) assert.ok(targetsOf(from).includes(to), `${from} → ${to} is missing`);
   }
   // Through calibre (a Kindle or Palm book): none of them.
   for (const from of ['mobi', 'azw3', 'pdb']) {
-    for (const to of [...AUTHORING, ...INTERCHANGE]) assert.ok(!targetsOf(from).includes(to), `${from} → ${to} is offered`);
+    for (const to of [...AUTHORING, ...INTERCHANGE, ...MARKDOWN_DIALECTS]) assert.ok(!targetsOf(from).includes(to), `${from} → ${to} is offered`);
   }
 });
 
@@ -210,6 +214,7 @@ test('uploads are told by their signature where the format has one, and by their
     [JSON.stringify([{ id: 1, type: 'book', title: 'Fish' }]), 'data.json', 'json'],
     ['<?xml version="1.0"?>\n<article xmlns="http://docbook.org/ns/docbook" version="5.0"><title>x</title></article>\n', 'book.dbk', 'docbook'],
     [SAMPLES.creole!.text, 'page.creole', 'creole'],
+    [SAMPLES.mmd!.text, 'notes.mmd', 'mmd'],
   ];
   for (const [text, name, expected] of cases) {
     const jobId = await submitOk(server.url, Buffer.from(text), name, 'html');
@@ -332,6 +337,55 @@ test('a table\'s cells and caption reach every new writer (TEI and XWiki drop ca
   assert.deepEqual(failures, [], failures.join('\n'));
 });
 
+/**
+ * Renders each Markdown dialect output with Python-Markdown (not pandoc): as Markdown.pl's syntax
+ * and with its `extra` extension (PHP Markdown Extra's tables). Prints, per file, the two HTML renderings.
+ */
+const RENDER_MARKDOWN = [
+  'import sys, json, markdown',
+  'for name in sys.argv[1:]:',
+  '    text = open(name, encoding="utf-8").read()',
+  '    print(json.dumps({"plain": markdown.markdown(text), "extra": markdown.markdown(text, extensions=["extra"])}))',
+].join('\n');
+
+test('the Markdown dialects keep the heading, emphasis and table in their own syntax, as another Markdown renderer reads them', async () => {
+  const markdown = `# ${MARKER} heading\n\nSome *quiet* words.\n\n| Kind | Count |\n|------|-------|\n| trout | 2 |\n`;
+  // The same document as MultiMarkdown read from .mmd: its pipe table must come through (as HTML
+  // in the dialects without tables).
+  const sources = [{ name: 'table.md', text: markdown, targets: MARKDOWN_DIALECTS }, { name: 'table.mmd', text: markdown, targets: ['commonmark', 'mdstrict'] }];
+  const jobs = sources.flatMap((source) => source.targets.map((to) => ({ ...source, to })));
+  const made: Array<{ from: string; to: string; file: string }> = [];
+  const failures = await inFlight(jobs, async ({ name, text, to }) => {
+    const bytes = await converted(Buffer.from(text), name, to);
+    const file = path.join(outputs, `dialect-${name}-to-${to}.out`);
+    await fs.writeFile(file, bytes);
+    made.push({ from: name, to, file });
+  });
+  const child = spawn('/usr/bin/python3', ['-c', RENDER_MARKDOWN, ...made.map(({ file }) => file)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; });
+  assert.equal(await new Promise((resolve) => child.once('close', resolve)), 0, 'Python-Markdown failed');
+  const renderings = out.trim().split('\n').map((line) => JSON.parse(line) as { plain: string; extra: string });
+  for (const [index, { from, to }] of made.entries()) {
+    const { plain, extra } = renderings[index]!;
+    try {
+      // PHP Markdown Extra's heading carries its id ({#…}), which `extra` reads as an attribute.
+      assert.match(extra, new RegExp(`<h1[^>]*>${MARKER} heading</h1>`), 'the heading');
+      assert.match(extra, /<em>quiet<\/em>/, 'the emphasis');
+      // PHP Markdown Extra and MultiMarkdown have pipe tables: a table only
+      // to a renderer that knows them. CommonMark and the original syntax have none: the table
+      // is written as HTML, which any Markdown renderer passes through.
+      const pipes = ['mdextra', 'mmd'].includes(to);
+      assert.match(extra, /<th>Kind<\/th>[\s\S]*<td>trout<\/td>/, 'the table, with its header row');
+      if (pipes) assert.doesNotMatch(plain, /<table/, 'a pipe table, not HTML');
+      else assert.match(plain, /<table>[\s\S]*<td>trout<\/td>/, 'an HTML table');
+    } catch (error) {
+      failures.push(`${from} → ${to}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    }
+  }
+  assert.deepEqual(failures, [], failures.join('\n'));
+});
+
 /** A file every sandbox can read (the fonts' configuration is bound in): its content must never reach an output. */
 const LOCAL_FILE = '/etc/fonts/fonts.conf';
 /** Words of LOCAL_FILE that no sample holds. */
@@ -347,6 +401,8 @@ test('include directives, images naming local files and bibliography paths bring
     // Images naming a local file, embedded by the FictionBook, docx, odt and epub writers.
     { name: 'image.dokuwiki', text: `${MARKER}\n\n{{${LOCAL_FILE}}}\n\n{{page>${LOCAL_FILE}}}\n`, targets: ['fb2', 'docx', 'odt', 'epub', 'icml'] },
     { name: 'image.creole', text: `${MARKER}\n\n{{${LOCAL_FILE}|picture}}\n`, targets: ['fb2', 'odt'] },
+    // MultiMarkdown: its transclusion syntax ({{file}}, which pandoc does not implement) and an image naming a local file.
+    { name: 'transclude.mmd', text: `${MARKER}\n\n{{${LOCAL_FILE}}}\n\n![picture](${LOCAL_FILE})\n`, targets: ['docx', 'odt', 'epub', 'mdstrict'] },
     { name: 'image.html', text: `<p>${MARKER}</p><img src="${LOCAL_FILE}"><img src="file://${LOCAL_FILE}"><img src="/proc/self/environ">`, targets: ['fb2', 'dzslides', 'revealjs', 'jats', 'epub'] },
     { name: 'graphic.xml', text: SAMPLES.jats!.text.replace('</p>', `</p><fig><graphic xlink:href="${LOCAL_FILE}"/></fig>`).replace('<body>', `<body><p>${MARKER}</p>`), targets: ['fb2', 'docx', 'odt'] },
     // LaTeX's \input into the new LaTeX-family writers.

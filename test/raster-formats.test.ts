@@ -6,6 +6,7 @@
 // many pairs.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { convert, expectError, fetchCatalogue, submit, waitForJob, submitOk, type CatalogueEntry } from './helpers/client.ts';
@@ -19,7 +20,7 @@ import { writeTemp } from './helpers/tools.ts';
 const OLD_TARGETS = ['avif', 'gif', 'jpg', 'png', 'tiff', 'webp', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm'];
 const OLD_SOURCES = [...OLD_TARGETS, 'psd', 'dds'];
 /** Read and written through ImageMagick. */
-const ADDED_WRITES = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb'];
+const ADDED_WRITES = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx'];
 /** Only read: ImageMagick (PICT, TIM, Cineon, MIFF, VIFF) and Debian's vips (OpenEXR). */
 const ADDED_READS = ['pict', 'tim', 'cin', 'miff', 'viff', 'exr'];
 const ADDED = [...ADDED_WRITES, ...ADDED_READS];
@@ -31,7 +32,7 @@ const MIME: Record<string, string> = {
   xbm: 'image/x-xbitmap', xwd: 'image/x-xwindowdump', sgi: 'image/x-sgi', ras: 'image/x-sun-raster', pam: 'image/x-portable-arbitrarymap',
   pfm: 'image/x-portable-floatmap', hdr: 'image/vnd.radiance', dpx: 'image/x-dpx', fits: 'image/fits', mng: 'video/x-mng', jng: 'image/x-jng',
   cur: 'image/x-win-bitmap', wbmp: 'image/vnd.wap.wbmp', otb: 'image/x-otb', pict: 'image/x-pict', tim: 'image/x-tim', cin: 'image/x-cineon',
-  miff: 'image/x-miff', viff: 'image/x-viff', exr: 'image/x-exr',
+  miff: 'image/x-miff', viff: 'image/x-viff', exr: 'image/x-exr', dcx: 'image/x-dcx',
 };
 
 /**
@@ -44,7 +45,7 @@ const FILE_SAYS: Record<string, RegExp> = {
   pcx: /^PCX/, ppm: /Netpbm image data.*pixmap/, pgm: /Netpbm image data.*greymap/, pbm: /Netpbm image data.*bitmap/, xpm: /X pixmap/,
   xbm: /xbm image/, xwd: /X-Window screen dump/, sgi: /^SGI image/, ras: /^Sun raster image/, pam: /Netpbm PAM/, pfm: /./,
   hdr: /Radiance HDR/, dpx: /^DPX image/, fits: /^FITS image/, mng: /^MNG video/, jng: /^JNG video/, cur: /cursor resource/,
-  wbmp: /./, otb: /./,
+  wbmp: /./, otb: /./, dcx: /^DCX multi-page/,
 };
 
 /**
@@ -251,4 +252,26 @@ test('a cursor written here is a cursor (type 2), not an icon', async () => {
   const { bytes } = await convert(server.url, (await sample('png')).bytes, 'arrow.png', 'cur');
   assert.equal(bytes.readUInt16LE(2), 2);
   assert.match(execFileSync('file', ['--brief', await writeTemp(bytes, 'x.cur')]).toString(), /cursor resource/);
+});
+
+test('a DCX written by another program (Pillow\'s PCX pages in a hand-made directory) converts its first page', async () => {
+  // A DCX is its magic number, up to 1,024 page offsets ending with 0, then the PCX pages: two
+  // pages here, a red one and a blue one, written by Pillow, so that ImageMagick's reading is
+  // checked on a file it did not write.
+  const dir = path.dirname(await origin);
+  const script = [
+    'import sys, io, struct', 'from PIL import Image',
+    'pages = []',
+    'for colour in [(200, 30, 30), (30, 60, 200)]:',
+    '    out = io.BytesIO(); Image.new("RGB", (40, 24), colour).save(out, "PCX"); pages.append(out.getvalue())',
+    'offsets = [4 + 4 * 1024, 4 + 4 * 1024 + len(pages[0])]',
+    'head = struct.pack("<I", 0x3ADE68B1) + b"".join(struct.pack("<I", o) for o in offsets) + b"\\0" * (4 * (1024 - len(offsets)))',
+    'open(sys.argv[1], "wb").write(head + b"".join(pages))',
+  ].join('\n');
+  const file = path.join(dir, 'two-pages.dcx');
+  execFileSync('/usr/bin/python3', ['-c', script, file]);
+  const { bytes } = await convert(server.url, await fs.readFile(file), 'scan.dcx', 'png');
+  const png = await writeTemp(bytes, 'page.png');
+  const pixel = execFileSync('/usr/bin/python3', ['-c', 'import sys; from PIL import Image; im = Image.open(sys.argv[1]).convert("RGB"); print(im.size, im.getpixel((20, 12)))', png]).toString().trim();
+  assert.equal(pixel, '(40, 24) (200, 30, 30)', 'the first page, red, at its size');
 });

@@ -40,7 +40,7 @@ export async function sampleImage(format: string): Promise<Buffer> {
     case 'heic': case 'jxl': case 'jp2': return viaVipsCli(encoded, format);
     case 'bmp': case 'ico': case 'tga': case 'pcx': case 'ppm': case 'pgm': case 'pbm': case 'xpm': case 'psd': case 'dds':
     case 'xbm': case 'xwd': case 'sgi': case 'ras': case 'pam': case 'pfm': case 'hdr': case 'dpx': case 'fits': case 'mng':
-    case 'jng': case 'cur': case 'wbmp': case 'otb': case 'pict': case 'cin': case 'miff': case 'viff':
+    case 'jng': case 'cur': case 'wbmp': case 'otb': case 'pict': case 'cin': case 'miff': case 'viff': case 'dcx':
       return viaImageMagick(encoded, format);
     case 'tim': return timFrom(encoded);
     case 'exr': return exrFrom(encoded);

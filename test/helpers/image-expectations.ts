@@ -26,7 +26,7 @@ export const SSIM_AT_LEAST: Readonly<Record<string, number>> = {
   gif: SSIM_PALETTE, xpm: SSIM_PALETTE, pgm: SSIM_GREY, pbm: SSIM_BILEVEL,
   xbm: SSIM_BILEVEL, wbmp: SSIM_BILEVEL, otb: SSIM_BILEVEL, fits: SSIM_GREY,
   xwd: SSIM_LOSSLESS, sgi: SSIM_LOSSLESS, ras: SSIM_LOSSLESS, pam: SSIM_LOSSLESS, pfm: SSIM_LOSSLESS, dpx: SSIM_LOSSLESS,
-  mng: SSIM_LOSSLESS, cur: SSIM_LOSSLESS, hdr: SSIM_HDR, jng: SSIM_LOSSY,
+  mng: SSIM_LOSSLESS, cur: SSIM_LOSSLESS, hdr: SSIM_HDR, jng: SSIM_LOSSY, dcx: SSIM_LOSSLESS,
 };
 /** Each colour band's mean (0-255) may move this much: a swapped or shifted colour moves it by far more. */
 export const MEAN_TOLERANCE = 8;

@@ -1,8 +1,8 @@
 // Fonts with Debian's fontTools (python3-fonttools, python3-brotli for WOFF2), through the helper
 // script beside this file (helper/fonts.py) run by /usr/bin/python3 in the sandbox: ttf, otf,
-// woff, woff2. WOFF and WOFF2 wrap either kind of outlines; OTF (CFF outlines) becomes TTF by
-// converting cubic curves to quadratic ones (within 1 unit), and TrueType outlines become OTF by
-// the exact reverse (helper/fonts.py says how). A variable TrueType font does not become OTF (it
+// woff, woff2, and TTX (fontTools' XML form of a font). WOFF and WOFF2 wrap either kind of
+// outlines; OTF (CFF outlines) becomes TTF by converting cubic curves to quadratic ones (within
+// 1 unit), and TrueType outlines become OTF by the exact reverse (helper/fonts.py says how). A variable TrueType font does not become OTF (it
 // would need CFF2): that job fails with a message saying so.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -16,6 +16,7 @@ const PYTHON = '/usr/bin/python3';
 const HELPERS = fileURLToPath(new URL('./helper/', import.meta.url));
 const SCRIPT = path.join(HELPERS, 'fonts.py');
 
+const BINARY = ['ttf', 'otf', 'woff', 'woff2'];
 const EDGES: ConversionEdge[] = [
   ...['woff', 'woff2'].flatMap((to) => [{ from: 'ttf', to, cost: 1 }, { from: 'otf', to, cost: 1 }]),
   // Redrawing the outlines costs more than rewrapping them.
@@ -23,6 +24,9 @@ const EDGES: ConversionEdge[] = [
   { from: 'woff', to: 'woff2', cost: 1 }, { from: 'woff2', to: 'woff', cost: 1 },
   // Unwrapping keeps the outlines, or redraws them when the target wants the other kind.
   ...['woff', 'woff2'].flatMap((from) => [{ from, to: 'ttf', cost: 2 }, { from, to: 'otf', cost: 2 }]),
+  // fontTools' XML (TTX): every binary font dumped to it, and compiled back into each of them.
+  ...BINARY.map((from) => ({ from, to: 'ttx', cost: 2 })),
+  ...BINARY.map((to) => ({ from: 'ttx', to, cost: 2 })),
 ];
 
 export class FontEngine implements Engine {
@@ -52,7 +56,7 @@ export class FontEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, to, workDir, limits, signal } = request;
-    const result = await this.context.run(PYTHON, [SCRIPT, path.basename(input), path.basename(output), to], {
+    const result = await this.context.run(PYTHON, [SCRIPT, path.basename(input), path.basename(output), to, ...(request.from === 'ttx' ? ['ttx'] : [])], {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [HELPERS],
       env: { PYTHONDONTWRITEBYTECODE: '1' },
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },

@@ -1,4 +1,4 @@
-// Fonts (ttf, otf, woff, woff2) through fontTools, run by a Python helper in the sandbox.
+// Fonts (ttf, otf, woff, woff2, ttx) through fontTools, run by a Python helper in the sandbox.
 import { defineEngine } from '../module.ts';
 import { FontEngine } from './engine.ts';
 import { FORMATS } from './formats.ts';

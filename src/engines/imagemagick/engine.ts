@@ -25,13 +25,14 @@ const CODER: Record<string, string> = {
   png: 'PNG', bmp: 'BMP', ico: 'ICO', tga: 'TGA', psd: 'PSD', pcx: 'PCX', ppm: 'PPM', pgm: 'PGM', pbm: 'PBM', xpm: 'XPM', dds: 'DDS',
   xbm: 'XBM', xwd: 'XWD', sgi: 'SGI', ras: 'SUN', pam: 'PAM', pfm: 'PFM', hdr: 'HDR', dpx: 'DPX', cin: 'CIN', fits: 'FITS',
   miff: 'MIFF', mng: 'MNG', jng: 'JNG', cur: 'CUR', pict: 'PICT', tim: 'TIM', viff: 'VIFF', wbmp: 'WBMP', otb: 'OTB',
+  dcx: 'DCX',
 };
 /**
  * Written formats whose result another decoder here reads (Pillow, ffmpeg, Debian's vips, or a
  * few lines of Python for the simplest), so that every pair is checked by a tool that is not
  * ImageMagick (test/raster-formats.test.ts).
  */
-const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb'];
+const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx'];
 /**
  * Read only: nothing here but ImageMagick itself decodes what it would write (MIFF, its own
  * format; Cineon, VIFF), PICT is a legacy QuickDraw picture kept for reading old files,
@@ -45,7 +46,7 @@ const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'd
  * transparent pixels happen to hold (often black); they are flattened onto white instead, as
  * sharp does for JPEG and img2pdf's input is, so a transparent PNG looks the same in every target.
  */
-const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm', 'xbm', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'wbmp', 'otb']);
+const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm', 'xbm', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'wbmp', 'otb', 'dcx']);
 /** Black-and-white targets: dithered (BILEVEL below). */
 const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
 /**

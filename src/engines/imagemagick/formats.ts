@@ -58,6 +58,10 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'pict', name: 'Apple PICT image', category: 'image', mediaType: 'image/x-pict', extensions: ['pict', 'pct'], detect: 'magic', signature: (head) => pictHeader(head) },
   { id: 'tim', name: 'PlayStation TIM image', category: 'image', mediaType: 'image/x-tim', extensions: ['tim'], detect: 'magic', signature: (head) => head.length >= 20 && head.readUInt32LE(0) === 0x10 && [0, 1, 2, 3, 8, 9].includes(head.readUInt32LE(4)) },
   { id: 'viff', name: 'Khoros VIFF image', category: 'image', mediaType: 'image/x-viff', extensions: ['viff', 'xv'], detect: 'magic', signature: (head) => head[0] === 0xab && head[1] === 0x01 && head[2] === 0x01 && head[3] === 0x03 },
+  // A DCX is a directory of PCX pages (fax and scanner software): the first page is read; one page
+  // is written, flattened onto white (with an alpha plane it would be a 4-plane PCX that few
+  // readers, Pillow among them, take).
+  { id: 'dcx', name: 'DCX multi-page PCX (first page)', category: 'image', mediaType: 'image/x-dcx', extensions: ['dcx'], detect: 'magic', signature: (head) => head.length >= 8 && head.readUInt32LE(0) === 0x3ade68b1 },
   { id: 'wbmp', name: 'Wireless bitmap (WBMP)', category: 'image', mediaType: 'image/vnd.wap.wbmp', extensions: ['wbmp'], detect: 'extension' },
   { id: 'otb', name: 'Nokia over-the-air bitmap', category: 'image', mediaType: 'image/x-otb', extensions: ['otb'], detect: 'extension' },
 ];

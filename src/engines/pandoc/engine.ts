@@ -68,6 +68,7 @@ const READERS: Readonly<Record<string, string>> = {
   html: 'html', docx: 'docx', odt: 'odt', epub: 'epub', latex: 'latex', ipynb: 'ipynb', docbook: 'docbook', opml: 'opml',
   creole: 'creole', dokuwiki: 'dokuwiki', tikiwiki: 'tikiwiki', twiki: 'twiki', vimwiki: 'vimwiki', muse: 'muse',
   t2t: 't2t', haddock: 'haddock', man: 'man', jats: 'jats',
+  mmd: 'markdown_mmd',
 };
 
 /** Our format id → pandoc's writer name. */
@@ -79,6 +80,7 @@ const WRITERS: Readonly<Record<string, string>> = {
   jats: 'jats_archiving', tei: 'tei', icml: 'icml', fb2: 'fb2',
   man: 'man', ms: 'ms', texinfo: 'texinfo', context: 'context',
   beamer: 'beamer', revealjs: 'revealjs', slidy: 'slidy', dzslides: 'dzslides',
+  commonmark: 'commonmark', mdstrict: 'markdown_strict', mdextra: 'markdown_phpextra', mmd: 'markdown_mmd',
 };
 
 /**
@@ -93,6 +95,12 @@ const AUTHORING_WRITERS = new Set(['beamer', 'revealjs', 'slidy', 'dzslides', 'm
  * a journal's JATS), but not ebooks: calibre's docx of a Kindle book as a DokuWiki page or a TEI
  * edition is not a conversion anyone asks for.
  */
+/**
+ * The Markdown dialects besides `md` and `gfm`: for text pandoc reads itself, not for a Word or
+ * ebook file chained through LibreOffice or calibre (their `md` is there for that), nor after another
+ * step: a dialect is the last word of a markup conversion, not a stop on a route.
+ */
+const MARKDOWN_DIALECTS = new Set(['commonmark', 'mdstrict', 'mdextra', 'mmd']);
 const INTERCHANGE_WRITERS = new Set(['dokuwiki', 'zimwiki', 'xwiki', 'muse', 'markua', 'jats', 'tei', 'icml', 'fb2']);
 /**
  * FictionBook is written, not read: pandoc 2.17's fb2 reader drops every table (measured on the
@@ -126,7 +134,7 @@ const STANDALONE = new Set(['html', 'latex', 'docbook', 'man', 'ms', 'texinfo', 
  * Writers that print no title block (short of `--standalone`; ICML not even then): the title
  * filter puts the title in their body.
  */
-const NO_TITLE_BLOCK = new Set(['md', 'gfm', 'rst', 'org', 'txt', 'asciidoc', 'textile', 'mediawiki', 'jira', 'ipynb', 'dokuwiki', 'zimwiki', 'xwiki', 'muse', 'haddock', 'markua', 'icml']);
+const NO_TITLE_BLOCK = new Set(['md', 'gfm', 'commonmark', 'mdstrict', 'mdextra', 'mmd', 'rst', 'org', 'txt', 'asciidoc', 'textile', 'mediawiki', 'jira', 'ipynb', 'dokuwiki', 'zimwiki', 'xwiki', 'muse', 'haddock', 'markua', 'icml']);
 
 /**
  * Between office formats LibreOffice keeps the layout (page setup, styles, tables) that pandoc's
@@ -160,7 +168,7 @@ function documentEdge(from: string, to: string): ConversionEdge {
     cost: OFFICE_SOURCES.has(from) && OFFICE_TARGETS.has(to) ? 5 : 2,
     options: TOC_WRITERS.has(to) ? [TOC] : [],
     // The upload's own format only (see AUTHORING_WRITERS).
-    ...(AUTHORING_WRITERS.has(to) ? { chainable: false } : {}),
+    ...(AUTHORING_WRITERS.has(to) || MARKDOWN_DIALECTS.has(to) ? { chainable: false } : {}),
     // After LibreOffice's docx or odt of an office upload, never after calibre's of an ebook, nor
     // after another pandoc step (which is how calibre's docx would reach them: mobi → docx → md).
     ...(INTERCHANGE_WRITERS.has(to) ? { notAfter: ['calibre', 'pandoc'] } : {}),

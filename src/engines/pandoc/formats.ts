@@ -52,6 +52,15 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'docbook', name: 'DocBook XML', category: 'markup', mediaType: 'application/docbook+xml', extensions: ['dbk', 'docbook'], detect: 'extension' },
   { id: 'opml', name: 'OPML outline', category: 'markup', mediaType: 'text/x-opml+xml', extensions: ['opml'], detect: 'extension' },
 
+  // Markdown dialects other tools expect, written by pandoc: CommonMark (the bare specification),
+  // the original Markdown.pl syntax, PHP Markdown Extra and MultiMarkdown. Their files are all
+  // named .md except MultiMarkdown's .mmd (read too); an uploaded .md stays `md` (pandoc's
+  // Markdown reads the others' syntax), so the rest are targets under their own names.
+  { id: 'commonmark', name: 'CommonMark (no extensions)', category: 'markup', mediaType: 'text/markdown; charset=utf-8', extensions: ['commonmark'], detect: 'extension', fileExtension: 'md' },
+  { id: 'mdstrict', name: 'Markdown (original Markdown.pl syntax, strict)', category: 'markup', mediaType: 'text/markdown; charset=utf-8', extensions: ['mdstrict'], detect: 'extension', fileExtension: 'md' },
+  { id: 'mdextra', name: 'PHP Markdown Extra', category: 'markup', mediaType: 'text/markdown; charset=utf-8', extensions: ['mdextra'], detect: 'extension', fileExtension: 'md' },
+  { id: 'mmd', name: 'MultiMarkdown', category: 'markup', mediaType: 'text/markdown; charset=utf-8', extensions: ['mmd'], detect: 'extension' },
+
   // Wiki and lightweight markup dialects without a signature of their own: told by the name.
   { id: 'creole', name: 'Creole wiki markup', category: 'markup', mediaType: 'text/x-creole; charset=utf-8', extensions: ['creole'], detect: 'extension' },
   { id: 'dokuwiki', name: 'DokuWiki markup', category: 'markup', mediaType: 'text/x-dokuwiki; charset=utf-8', extensions: ['dokuwiki'], detect: 'extension' },

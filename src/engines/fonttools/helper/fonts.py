@@ -1,7 +1,13 @@
 #!/usr/bin/python3
-"""Font conversion for convertd with Debian's fontTools: ttf, otf, woff, woff2.
+"""Font conversion for convertd with Debian's fontTools: ttf, otf, woff, woff2, ttx.
 
-    fonts.py INPUT OUTPUT TARGET     (TARGET: ttf, otf, woff or woff2)
+    fonts.py INPUT OUTPUT TARGET [SOURCE]   (TARGET: ttf, otf, woff, woff2 or ttx; SOURCE ttx
+                                             when the input is fontTools' XML)
+
+TTX is fontTools' own XML form of a font (every table, outlines included): a font becomes one
+with saveXML, and one is compiled back into a binary font with importXML, then converted as any
+other font. Its XML is parsed by expat, which resolves no external entity and refuses entity
+expansion beyond its amplification limit (a "billion laughs").
 
 WOFF and WOFF2 are wrappers: the outlines inside stay as they are. A font with PostScript (CFF)
 outlines becomes a TrueType font by converting its cubic curves to quadratic ones (cu2qu, within
@@ -11,6 +17,7 @@ and P2 + 2/3 (P1 - P2)); only the rounding of those control points to whole unit
 half a unit at most. Exit code 3 means "this font cannot become that target" (the message says
 why), 2 "not a font fontTools can read".
 """
+import io
 import sys
 
 from fontTools.fontBuilder import FontBuilder
@@ -100,8 +107,19 @@ def truetype_to_cff(font):
 
 def main():
     source, output, target = sys.argv[1:4]
+    from_ttx = sys.argv[4:5] == ["ttx"]
     try:
-        font = TTFont(source, recalcTimestamp=False)
+        if from_ttx:
+            font = TTFont(recalcTimestamp=False)
+            font.importXML(source)
+            # Compiled and read back, so that a table the XML got wrong fails here, as a damaged
+            # binary font would, and not halfway through writing the output.
+            compiled = io.BytesIO()
+            font.save(compiled)
+            compiled.seek(0)
+            font = TTFont(compiled, recalcTimestamp=False)
+        else:
+            font = TTFont(source, recalcTimestamp=False)
         font.getGlyphOrder()
     except (TTLibError, Exception) as error:  # fontTools raises many kinds on garbage
         print(f"not a readable font: {error}", file=sys.stderr)
@@ -118,6 +136,10 @@ def main():
             print("variable TrueType fonts cannot be converted to OTF here: choose ttf, woff or woff2", file=sys.stderr)
             return 3
         truetype_to_cff(font)
+    if target == "ttx":
+        font.flavor = None
+        font.saveXML(output)
+        return 0
     font.flavor = target if target in ("woff", "woff2") else None
     font.save(output)
     return 0
