@@ -51,10 +51,15 @@ const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'aac'
 const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif', 'ts', 'mxf', 'vob', 'nut', 'f4v', 'y4m'];
 const OLD_AUDIO = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr'];
 const OLD_VIDEO = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wmv', 'ogv', 'm4v'];
-const NEW_AUDIO = ['aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba'];
-const NEW_VIDEO = ['ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m'];
-/** Read only: no encoder (ape), an experimental one (dts), RealVideo 1/2 only (rm), PAL/NTSC sizes only (dv). */
-const READ_ONLY = ['ape', 'dts', 'rm', 'dv'];
+/** Wave 2's formats (read only, see engine.ts): sounds, then elementary video streams. */
+const WAVE2_AUDIO = ['eac3', 'adx', 'sox', 'ircam', 'nist', 'mmf'];
+const WAVE2_VIDEO = ['h264', 'hevc', 'ivf', 'm2v'];
+const NEW_AUDIO = ['aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba', ...WAVE2_AUDIO];
+const NEW_VIDEO = ['ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m', ...WAVE2_VIDEO];
+/** Read only: no encoder (ape), an experimental one (dts), RealVideo 1/2 only (rm), PAL/NTSC sizes only (dv); wave 2's. */
+const READ_ONLY = ['ape', 'dts', 'rm', 'dv', ...WAVE2_AUDIO, ...WAVE2_VIDEO];
+/** Video formats that hold no sound: no audio targets from them. */
+const PICTURE_ONLY = new Set(['y4m', ...WAVE2_VIDEO]);
 const NEW = new Set([...NEW_AUDIO, ...NEW_VIDEO]);
 
 /** ffprobe's format_name for each target. */
@@ -97,6 +102,13 @@ function amrFile(seconds: number): Buffer {
   return Buffer.concat([Buffer.from('#!AMR\n'), ...Array.from({ length: Math.round(seconds * 50) }, () => frame)]);
 }
 
+/** NIST SPHERE: its 1024-byte text header (fields as NIST's sph_convert writes them), then 16-bit little-endian PCM. */
+function nistFile(pcm: Buffer, rate: number): Buffer {
+  const header = ['NIST_1A', '   1024', `sample_count -i ${pcm.length / 2}`, `sample_rate -i ${rate}`, 'channel_count -i 1',
+    'sample_n_bytes -i 2', 'sample_byte_format -s2 01', 'sample_coding -s3 pcm', 'end_head', ''].join('\n');
+  return Buffer.concat([Buffer.from(header.padEnd(1024, ' '), 'latin1'), pcm]);
+}
+
 /** The shared corpus (absent outside this machine: its tests are skipped). */
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 const APE_DIR = path.join(CORPUS, 'ape');
@@ -107,6 +119,7 @@ function recipes(): Record<string, { name: string; args: string[] }> {
   const tone = (rate = 44_100, seconds = SECONDS) => ['-f', 'lavfi', '-i', `sine=frequency=${TONE_HZ}:duration=${seconds}:sample_rate=${rate}`];
   const clip = (extra: string[] = []) => ['-f', 'lavfi', '-i', `testsrc=size=160x120:rate=15:duration=${SECONDS}`, ...tone(), '-shortest', ...extra];
   const x264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'];
+  const picture = ['-f', 'lavfi', '-i', `testsrc=size=160x120:rate=15:duration=${SECONDS}`];
   const list: Record<string, string[]> = {
     // The containers as the service had them.
     mp3: tone(), wav: tone(), flac: tone(), ogg: [...tone(), '-c:a', 'libvorbis'], opus: [...tone(), '-c:a', 'libopus'],
@@ -132,7 +145,17 @@ function recipes(): Record<string, { name: string; args: string[] }> {
     nut: clip(['-c:v', 'mpeg4', '-c:a', 'pcm_s16le', '-f', 'nut']),
     f4v: clip([...x264, '-c:a', 'aac', '-f', 'f4v']),
     rm: clip(['-c:v', 'rv20', '-c:a', 'ac3', '-f', 'rm']),
-    y4m: ['-f', 'lavfi', '-i', `testsrc=size=160x120:rate=15:duration=${SECONDS}`, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe'],
+    y4m: [...picture, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe'],
+    // Wave 2: sounds ffmpeg writes (NIST SPHERE, which it does not, is made by hand: nistFile)...
+    eac3: [...tone(), '-c:a', 'eac3', '-f', 'eac3'], adx: [...tone(), '-c:a', 'adpcm_adx', '-f', 'adx'], sox: [...tone(), '-f', 'sox'],
+    ircam: [...tone(), '-c:a', 'pcm_s16le', '-f', 'ircam'],
+    // SMAF's muxer takes its own few rates (8 kHz among them) and Yamaha's ADPCM.
+    mmf: [...tone(8000), '-c:a', 'adpcm_yamaha', '-f', 'mmf'],
+    // ...and elementary video streams, pictures alone.
+    h264: [...picture, ...x264, '-f', 'h264'],
+    hevc: [...picture, '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-pix_fmt', 'yuv420p', '-f', 'hevc'],
+    ivf: [...picture, '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-f', 'ivf'],
+    m2v: [...picture, '-c:v', 'mpeg2video', '-f', 'mpeg2video'],
   };
   const all = Object.fromEntries(Object.entries(list).map(([id, args]) => [id, { name: `sample.${id}`, args }]));
   // A Blu-ray/AVCHD transport stream (192-byte packets), under its usual name: read as ts.
@@ -165,6 +188,10 @@ before(async () => {
     }));
     await fs.writeFile(path.join(dir, 'sample.amr'), amrFile(SECONDS));
     await describeSample('amr', path.join(dir, 'sample.amr'), 'amr');
+    const pcm = path.join(dir, 'tone.raw');
+    await ffmpeg(['-f', 'lavfi', '-i', `sine=frequency=${TONE_HZ}:duration=${SECONDS}:sample_rate=16000`, '-f', 's16le', pcm]);
+    await fs.writeFile(path.join(dir, 'sample.sph'), nistFile(await fs.readFile(pcm), 16_000));
+    await describeSample('nist', path.join(dir, 'sample.sph'), 'nist');
     if (APE_SAMPLE) await describeSample('ape', path.join(APE_DIR, APE_SAMPLE), 'ape');
   };
   // The server is kept as soon as it runs, so that `after` stops it even if a sample failed.
@@ -184,12 +211,14 @@ test('the catalogue lists the new containers with their category and the targets
     assert.equal(entry.category, NEW_AUDIO.includes(id) ? 'audio' : 'video', id);
   }
   const expected = (id: string) => {
-    const sound = id === 'y4m' ? [] : AUDIO_TARGETS;
+    const sound = PICTURE_ONLY.has(id) ? [] : AUDIO_TARGETS;
     const pictures = NEW_VIDEO.includes(id) || OLD_VIDEO.includes(id) ? VIDEO_TARGETS : [];
     return [...sound, ...pictures].filter((t) => t !== id || !READ_ONLY.includes(id)).sort();
   };
   for (const id of [...NEW, ...OLD_AUDIO, ...OLD_VIDEO]) {
-    assert.deepEqual([...targetsOf(id)].sort(), expected(id), `${id}'s targets`);
+    // The subtitle tracks a container may hold are subtitle-pairs.test.ts's.
+    const mediaTargets = targetsOf(id).filter((t) => catalogue.find((f) => f.id === t)?.category !== 'subtitle');
+    assert.deepEqual([...mediaTargets].sort(), expected(id), `${id}'s targets`);
   }
   // Read only: never a target.
   for (const id of READ_ONLY) assert.ok(!catalogue.some((f) => f.targets.includes(id)), `${id} is not a target`);
@@ -240,7 +269,7 @@ async function assertKeeps(file: string, target: string, source: Sample, tone: b
 function pairs(): Array<[string, string]> {
   const list: Array<[string, string]> = [];
   for (const source of [...OLD_AUDIO, ...NEW_AUDIO, ...OLD_VIDEO, ...NEW_VIDEO]) {
-    const sound = source === 'y4m' ? [] : AUDIO_TARGETS;
+    const sound = PICTURE_ONLY.has(source) ? [] : AUDIO_TARGETS;
     const targets = [...sound, ...(OLD_AUDIO.includes(source) || NEW_AUDIO.includes(source) ? [] : VIDEO_TARGETS)];
     for (const target of targets) {
       if (source === target && READ_ONLY.includes(source)) continue;
@@ -313,7 +342,8 @@ describe('hostile: the new containers cannot steer ffmpeg into reading other fil
   const concat = 'ffconcat version 1.0\nfile /etc/passwd\nfile ../inputs/other.mxf\n';
 
   test('a playlist or concat script named as one of them is refused at submission', async () => {
-    for (const ext of ['ts', 'm2ts', 'mts', 'mxf', 'vob', 'nut', 'f4v', 'dv', 'y4m', 'rm', 'wv', 'tta', 'mka', 'weba', 'caf', 'au', 'w64', 'gsm', 'dts', 'spx', 'aac']) {
+    for (const ext of ['ts', 'm2ts', 'mts', 'mxf', 'vob', 'nut', 'f4v', 'dv', 'y4m', 'rm', 'wv', 'tta', 'mka', 'weba', 'caf', 'au', 'w64', 'gsm', 'dts', 'spx', 'aac',
+      'eac3', 'ec3', 'adx', 'sox', 'sf', 'ircam', 'nist', 'sph', 'mmf', 'h264', '264', 'avc', 'hevc', 'h265', '265', 'ivf', 'm2v', 'm1v']) {
       for (const [label, text] of [['hls', playlist], ['concat', concat]] as const) {
         const body = await expectError(await submit(server.url, Buffer.from(text), `video.${ext}`, 'mp4'), 415, 'unsupported_format');
         assert.ok(body, `${label} as .${ext}`);
@@ -328,9 +358,12 @@ describe('hostile: the new containers cannot steer ffmpeg into reading other fil
     const heads: Record<string, Buffer> = {
       tta: Buffer.from('TTA1'), au: Buffer.from('.snd'), dts: Buffer.from([0x7f, 0xfe, 0x80, 0x01]),
       nut: Buffer.from('nut/multimedia container\0'), y4m: Buffer.from('YUV4MPEG2 '), dv: Buffer.from([0x1f, 0x07, 0x00, 0xbf]),
+      adx: Buffer.concat([Buffer.from([0x80, 0x00, 0x00, 0x0a, 0, 0, 0, 0]), Buffer.from('(c)CRI')]), sox: Buffer.from('.SoX'),
+      ircam: Buffer.from([0x64, 0xa3, 0x01, 0x00]), nist: Buffer.from('NIST_1A\n   1024\n'), mmf: Buffer.from('MMMD'),
+      h264: Buffer.from([0, 0, 0, 1, 0x67, 0x42]), hevc: Buffer.from([0, 0, 0, 1, 0x40, 0x01]), ivf: Buffer.from('DKIF'),
     };
     await Promise.all(Object.entries(heads).map(async ([format, head]) => {
-      const response = await submit(server.url, Buffer.concat([head, Buffer.from(`\n${playlist}${concat}`)]), `x.${format}`, format === 'y4m' ? 'mkv' : 'wav');
+      const response = await submit(server.url, Buffer.concat([head, Buffer.from(`\n${playlist}${concat}`)]), `x.${format}`, PICTURE_ONLY.has(format) ? 'mkv' : 'wav');
       const answer = await response.json() as { ok: boolean; job_id?: string; error?: { code: string } };
       if (!answer.ok) {
         assert.equal(answer.error?.code, 'unsupported_format', format);

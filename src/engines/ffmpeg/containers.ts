@@ -40,6 +40,46 @@ function isGsm(head: Buffer): boolean {
  */
 const isDv = (head: Buffer) => head.length >= 4 && head[0] === 0x1f && head[1] === 0x07 && head[2] === 0x00 && (head[3]! & 0x7f) === 0x3f;
 
+/**
+ * CRI ADX: 0x80 0x00, the offset of the sound data (big-endian), and the copyright mark "(c)CRI"
+ * in the six bytes before that offset, as ffmpeg's probe checks.
+ */
+function isAdx(head: Buffer): boolean {
+  if (head.length < 4 || head[0] !== 0x80 || head[1] !== 0x00) return false;
+  const offset = head.readUInt16BE(2);
+  return offset >= 4 && head.toString('latin1', offset - 2, offset + 4) === '(c)CRI';
+}
+
+/** Berkeley/IRCAM/CARL: the magic 64 A3 0n 00 (n = 1-4, the machine it was written on), in either byte order. */
+function isIrcam(head: Buffer): boolean {
+  const [a, b, c, d] = [head[0], head[1], head[2], head[3]];
+  const machine = (n: number | undefined) => n !== undefined && n >= 1 && n <= 4;
+  return (a === 0x64 && b === 0xa3 && machine(c) && d === 0x00) || (a === 0x00 && machine(b) && c === 0xa3 && d === 0x64);
+}
+
+/**
+ * Raw H.264 and HEVC (Annex B byte streams) start with a start code, 00 00 00 01 (or 00 00 01),
+ * and the first NAL unit's header: an H.264 stream opens with an access unit delimiter (09), a
+ * parameter set (67, 27 or 47: SPS at each reference level) or an SEI (06); an HEVC one with a
+ * VPS (40 01), an SPS (42 01), a delimiter (46 01) or an SEI (4E 01). The two sets share no first
+ * byte, and neither is an MPEG stream's start code (00 00 01 B3 / BA).
+ */
+function nalAfterStartCode(head: Buffer): Buffer | undefined {
+  if (startsWith(head, [0x00, 0x00, 0x00, 0x01])) return head.subarray(4);
+  if (startsWith(head, [0x00, 0x00, 0x01])) return head.subarray(3);
+  return undefined;
+}
+const H264_FIRST_NAL = new Set([0x09, 0x67, 0x27, 0x47, 0x06]);
+const HEVC_FIRST_NAL = new Set([0x40, 0x42, 0x46, 0x4e]);
+const isH264 = (head: Buffer) => {
+  const nal = nalAfterStartCode(head);
+  return nal !== undefined && nal.length > 1 && H264_FIRST_NAL.has(nal[0]!);
+};
+const isHevc = (head: Buffer) => {
+  const nal = nalAfterStartCode(head);
+  return nal !== undefined && nal.length > 1 && HEVC_FIRST_NAL.has(nal[0]!) && nal[1] === 0x01;
+};
+
 export const MEDIA_CONTAINERS: readonly FormatDefinition[] = [
   // Audio.
   { id: 'aac', name: 'AAC audio (ADTS stream)', category: 'audio', mediaType: 'audio/aac', extensions: ['aac', 'adts'], detect: 'magic' },
@@ -57,6 +97,15 @@ export const MEDIA_CONTAINERS: readonly FormatDefinition[] = [
   { id: 'gsm', name: 'GSM 06.10 audio (raw)', category: 'audio', mediaType: 'audio/x-gsm', extensions: ['gsm'], detect: 'magic', signature: isGsm },
   { id: 'w64', name: 'Sony Wave64 audio', category: 'audio', mediaType: 'audio/x-w64', extensions: ['w64'], detect: 'magic', signature: (head) => startsWith(head, W64_RIFF) && startsWith(head.subarray(24), W64_WAVE) },
   { id: 'weba', name: 'WebM audio (Opus)', category: 'audio', mediaType: 'audio/webm', extensions: ['weba'], detect: 'magic', signatureOf: 'webm', nameDecides: true },
+  // Wave 2, read only (engine.ts says why). E-AC-3 shares AC-3's sync word: file-type calls both ac3, the name tells.
+  { id: 'eac3', name: 'Dolby Digital Plus (E-AC-3) audio', category: 'audio', mediaType: 'audio/eac3', extensions: ['eac3', 'ec3'], detect: 'magic', signatureOf: 'ac3', nameDecides: true },
+  { id: 'adx', name: 'CRI ADX audio', category: 'audio', mediaType: 'audio/x-adx', extensions: ['adx'], detect: 'magic', signature: isAdx },
+  // SoX's own format: ".SoX" written little-endian, "XoS." big-endian.
+  { id: 'sox', name: 'SoX native audio', category: 'audio', mediaType: 'audio/x-sox', extensions: ['sox'], detect: 'magic', signature: (head) => ['.SoX', 'XoS.'].includes(head.toString('latin1', 0, 4)) },
+  { id: 'ircam', name: 'Berkeley/IRCAM/CARL sound', category: 'audio', mediaType: 'audio/x-ircam', extensions: ['sf', 'ircam'], detect: 'magic', signature: isIrcam },
+  // NIST SPHERE: a text header of 1024 bytes (usually) that starts with its name, then the samples.
+  { id: 'nist', name: 'NIST SPHERE audio', category: 'audio', mediaType: 'audio/x-nist', extensions: ['nist', 'sph'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 8) === 'NIST_1A\n' },
+  { id: 'mmf', name: 'Yamaha SMAF audio (MMF)', category: 'audio', mediaType: 'application/vnd.smaf', extensions: ['mmf'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 4) === 'MMMD' },
   // Video. An M2TS (Blu-ray, AVCHD .mts) is a transport stream with 4-byte time codes before each
   // packet: read as one; written, the result is a plain TS.
   { id: 'ts', name: 'MPEG transport stream (TS, M2TS/MTS)', category: 'video', mediaType: 'video/mp2t', extensions: ['ts', 'm2ts', 'mts', 'm2t'], detect: 'magic' },
@@ -69,4 +118,11 @@ export const MEDIA_CONTAINERS: readonly FormatDefinition[] = [
   { id: 'f4v', name: 'Flash MP4 video (F4V)', category: 'video', mediaType: 'video/x-f4v', extensions: ['f4v'], detect: 'magic', signatureOf: 'mp4', nameDecides: true },
   { id: 'rm', name: 'RealMedia video', category: 'video', mediaType: 'application/vnd.rn-realmedia', extensions: ['rm', 'rmvb'], detect: 'magic' },
   { id: 'y4m', name: 'YUV4MPEG2 raw video', category: 'video', mediaType: 'video/x-yuv4mpeg', extensions: ['y4m'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 10) === 'YUV4MPEG2 ' },
+  // Wave 2, read only: elementary video streams, pictures without sound. An MPEG-1/2 elementary
+  // stream starts as a program stream's video does (00 00 01 B3): file-type calls it mpg, the name tells.
+  { id: 'h264', name: 'H.264 video (raw stream)', category: 'video', mediaType: 'video/h264', extensions: ['h264', '264', 'avc'], detect: 'magic', signature: isH264 },
+  { id: 'hevc', name: 'HEVC/H.265 video (raw stream)', category: 'video', mediaType: 'video/h265', extensions: ['hevc', 'h265', '265'], detect: 'magic', signature: isHevc },
+  // IVF: "DKIF", then the codec's FourCC (VP80, VP90, AV01).
+  { id: 'ivf', name: 'IVF video (VP8/VP9/AV1)', category: 'video', mediaType: 'video/x-ivf', extensions: ['ivf'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 4) === 'DKIF' },
+  { id: 'm2v', name: 'MPEG-1/2 video (elementary stream)', category: 'video', mediaType: 'video/mpv', extensions: ['m2v', 'm1v'], detect: 'magic', signatureOf: 'mpeg', nameDecides: true },
 ];

@@ -24,17 +24,22 @@ import {
 // The containers of issue #30 (containers.ts) follow each list's first line. Read only: Monkey's
 // Audio and DTS (ffmpeg has no encoder for the one, an experimental one for the other), RealMedia
 // (its encoders are RealVideo 1/2 only), DV (ffmpeg writes it only at PAL or NTSC size and rate:
-// every clip would be scaled and padded).
+// every clip would be scaled and padded). The second lines (wave 2) are read only too: formats
+// people receive and want out of (a camera's or an encoder's raw stream, a game's or a phone's
+// sound, a speech corpus), not ones to make; as targets each would be one of every source's.
+// The raw video streams hold no sound and declare no duration: no progress figure for them.
 const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr',
-  'aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba'];
+  'aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba',
+  'eac3', 'adx', 'sox', 'ircam', 'nist', 'mmf'];
 const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff',
   'aac', 'wv', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'spx', 'gsm', 'w64', 'weba'];
 const VIDEO_SOURCES = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wmv', 'ogv', 'm4v',
-  'ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m'];
+  'ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m',
+  'h264', 'hevc', 'ivf', 'm2v'];
 const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif',
   'ts', 'mxf', 'vob', 'nut', 'f4v', 'y4m'];
 /** Video containers that hold no sound: no audio target from them, and none of them writes it. */
-const PICTURE_ONLY = new Set(['y4m']);
+const PICTURE_ONLY = new Set(['y4m', 'h264', 'hevc', 'ivf', 'm2v']);
 
 /**
  * Demuxers ffmpeg may use: nothing that reads other files (hls, dash, concat, image2 sequences,
@@ -42,11 +47,13 @@ const PICTURE_ONLY = new Set(['y4m']);
  * another file or URL (mov's external data references stay off, ffmpeg's default).
  */
 const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac,mpeg,flv,asf,aiff,ac3,amr,gif,'
-  + 'wv,ape,tta,caf,au,voc,dts,gsm,w64,mpegts,mxf,dv,nut,rm,yuv4mpegpipe';
+  + 'wv,ape,tta,caf,au,voc,dts,gsm,w64,mpegts,mxf,dv,nut,rm,yuv4mpegpipe,'
+  + 'eac3,adx,sox,ircam,nistsphere,mmf,h264,hevc,ivf,mpegvideo';
 /** Containers accepted, as ffmpeg names them (each a demuxer of the list above). */
 const ACCEPTED_CONTAINERS = new Set([
   'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'mp3', 'wav', 'flac', 'ogg', 'aac', 'mpeg', 'flv', 'asf', 'aiff', 'ac3', 'amr', 'gif',
   'wv', 'ape', 'tta', 'caf', 'au', 'voc', 'dts', 'gsm', 'w64', 'mpegts', 'mxf', 'dv', 'nut', 'rm', 'yuv4mpegpipe',
+  'eac3', 'adx', 'sox', 'ircam', 'nistsphere', 'mmf', 'h264', 'hevc', 'ivf', 'mpegvideo',
 ]);
 
 /**
