@@ -15,6 +15,10 @@
 //      redis-server and Swift, as in the tests), against the embedded service.
 // Every figure is the median of several runs, with the spread (min-max). Not a test: nothing here
 // is asserted; `npm test` never times anything.
+//
+// `npm run bench -- --overhead-only` measures tables 1 and 1b alone and puts them in place of the
+// old ones in BENCHMARKS.md, leaving the other tables as the last full run wrote them (a row
+// added for a new format family needs no hour-long run).
 import { FONTCONFIG_FILE } from '../src/engines/support/fonts/index.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -26,6 +30,7 @@ import sharp from 'sharp';
 import { ConvertdClient } from '../src/client/convertd-client.ts';
 import { documentSamples, TEXT_SAMPLES } from '../test/helpers/documents.ts';
 import { noisePng, sampleImage } from '../test/helpers/fixtures.ts';
+import { officeSamples } from '../test/helpers/office-samples.ts';
 import { startRedis, startS3, type RedisServer, type S3Server } from '../test/helpers/backing-servers.ts';
 import { startApiNode, startWorker, type RunningServer } from '../test/helpers/server.ts';
 import { pino } from 'pino';
@@ -42,8 +47,13 @@ const OFFICE_SETTINGS = (size: number): NodeJS.ProcessEnv => ({
 });
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') } } });
+const { values } = parseArgs({ options: {
+  quick: { type: 'boolean', default: false },
+  'overhead-only': { type: 'boolean', default: false },
+  out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') },
+} });
 const QUICK = values.quick;
+const OVERHEAD_ONLY = values['overhead-only'];
 /** The font folders Debian's packages gave the engines before #28: DejaVu, Liberation, URW, OpenSymbol. */
 const FONTS_BEFORE_28 = ['/usr/share/fonts/truetype/dejavu', '/usr/share/fonts/truetype/liberation2', '/usr/share/fonts/truetype/libreoffice', '/usr/share/fonts/opentype/urw-base35', '/usr/share/fonts/type1/urw-base35', '/usr/share/fonts/X11/Type1'];
 const RUNS = QUICK ? 3 : 5;
@@ -241,6 +251,22 @@ function table(title: string, intro: string, header: string[], rows: string[][])
   sections.push(text);
 }
 
+/**
+ * `document` with each of `measured` (a "## title" section) in place of the section of the same
+ * title, the rest untouched: what --overhead-only writes.
+ */
+function replaceSections(document: string, measured: readonly string[]): string {
+  let text = document;
+  for (const section of measured) {
+    const heading = section.slice(0, section.indexOf('\n'));
+    const begin = text.indexOf(`${heading}\n`);
+    if (begin < 0) throw new Error(`${values.out} has no section "${heading}" to replace: run the whole benchmark`);
+    const next = text.indexOf('\n## ', begin + heading.length);
+    text = `${text.slice(0, begin)}${section}${next < 0 ? '\n' : text.slice(next)}`;
+  }
+  return text;
+}
+
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-bench-'));
 await fs.chmod(work, 0o711); // the engines run as an unprivileged user when this runs as root
 const services: Service[] = [];
@@ -262,13 +288,26 @@ try {
   run('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1280x720:rate=25:duration=20', '-pix_fmt', 'yuv420p', 'large.mp4'], work);
   await fs.writeFile(path.join(work, 'large.md'), largeMd);
   run('pandoc', ['--from', 'markdown', '--to', 'docx', '-o', 'large.docx', 'large.md'], work);
-  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx']) files[name] = await fs.readFile(path.join(work, name));
+  // One typical file for each family issue #30 added (the engines' other formats), for table 1.
+  files['letter.abw'] = (await officeSamples()).abw!;
+  files['book.epub'] = docs.epub!;
+  const srtTime = (seconds: number) => new Date(seconds * 1000).toISOString().slice(11, 23).replace('.', ',');
+  files['film.srt'] = Buffer.from(Array.from({ length: 2000 }, (_, i) => `${i + 1}\n${srtTime(i * 2)} --> ${srtTime(i * 2 + 1.5)}\nLine ${i + 1} of what the <i>heron</i> says.\n`).join('\n'));
+  files['notes.dokuwiki'] = Buffer.from(Array.from({ length: 400 }, (_, i) => `===== Section ${i} =====\n\n${'Some **wiki** text with a [[https://example.org|link]]. '.repeat(20)}\n`).join('\n'));
+  files['settings.plist'] = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><array>${Array.from({ length: 20_000 }, (_, i) => `<dict><key>id</key><integer>${i}</integer><key>name</key><string>row ${i}</string><key>on</key>${i % 2 ? '<true/>' : '<false/>'}</dict>`).join('')}</array></plist>\n`);
+  await fs.writeFile(path.join(work, 'photo.jpg'), await sharp(photo).resize(1600, 1200).toBuffer());
+  run('/usr/bin/convert', ['photo.jpg', 'photo.xwd'], work);
+  await fs.mkdir(path.join(work, 'sources'));
+  for (let i = 0; i < 300; i++) await fs.writeFile(path.join(work, 'sources', `part-${i}.txt`), `${'Some text of part '.repeat(200)}${i}\n`);
+  run('bsdtar', ['--zstd', '-cf', 'sources.tar.zst', 'sources'], work);
+  await fs.copyFile('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', path.join(work, 'font.ttf'));
+  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'sources.tar.zst', 'font.ttf']) files[name] = await fs.readFile(path.join(work, name));
   for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
 
   // 5. Start-up (measured first, on a fresh data directory).
   const startups: number[] = [];
   const firstOffice: number[] = [];
-  for (let i = 0; i < (QUICK ? 2 : 3); i++) {
+  for (let i = 0; i < (OVERHEAD_ONLY ? 0 : QUICK ? 2 : 3); i++) {
     const service = await startService(path.join(work, `startup-${i}`));
     startups.push(service.startedMs);
     const begin = performance.now();
@@ -328,7 +367,7 @@ try {
     const ratios = serviceRuns.map((run, i) => run.rps / bareRuns[i]!.rps);
     return { progressUrl, pairs, service: summary(serviceRuns), bare: summary(bareRuns), ratios };
   };
-  const freshIdle = await idleProgress(QUICK ? 2 : 4);
+  const freshIdle = OVERHEAD_ONLY ? undefined : await idleProgress(QUICK ? 2 : 4);
 
   // 1. Overhead.
   const out = (name: string) => path.join(work, `bare-${name}`);
@@ -361,6 +400,20 @@ try {
     { family: 'markup', name: 'large.md', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '-o', out('b.html'), 'large.md'], work) },
     { family: 'data', name: 'small.csv', target: 'json', bareLabel: 'python3 csv → json', bare: () => run('/usr/bin/python3', ['-c', 'import csv,json,sys; json.dump(list(csv.DictReader(open(sys.argv[1]))), open(sys.argv[2],"w"))', 'small.csv', out('a.json')], work) },
     { family: 'data', name: 'large.csv', target: 'json', bareLabel: 'python3 csv → json', bare: () => run('/usr/bin/python3', ['-c', 'import csv,json,sys; json.dump(list(csv.DictReader(open(sys.argv[1]))), open(sys.argv[2],"w"))', 'large.csv', out('b.json')], work) },
+    // The families of issue #30, one typical file each.
+    { family: 'office import', name: 'letter.abw', target: 'pdf', bareLabel: 'soffice --convert-to (cold)', bare: () => run('soffice', [`-env:UserInstallation=file://${work}/lo-profile`, '--headless', '--convert-to', 'pdf', '--outdir', out('doc'), 'letter.abw'], work) },
+    { family: 'ebook (older)', name: 'book.epub', target: 'lrf', bareLabel: 'ebook-convert', bare: () => run('ebook-convert', ['book.epub', out('book.lrf')], work) },
+    { family: 'subtitle', name: 'film.srt', target: 'vtt', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'film.srt', '-c:s', 'webvtt', out('film.vtt')], work) },
+    { family: 'markup (wikis)', name: 'notes.dokuwiki', target: 'html', bareLabel: 'pandoc', bare: () => run('pandoc', ['-s', '--from', 'dokuwiki', '-o', out('notes.html'), 'notes.dokuwiki'], work) },
+    { family: 'data (trees)', name: 'settings.plist', target: 'json', bareLabel: 'python3 plistlib → json', bare: () => run('/usr/bin/python3', ['-c', 'import json,plistlib,sys; json.dump(plistlib.load(open(sys.argv[1],"rb")), open(sys.argv[2],"w"))', 'settings.plist', out('settings.json')], work) },
+    { family: 'raster (ImageMagick)', name: 'photo.xwd', target: 'png', bareLabel: 'ImageMagick convert', bare: () => run('/usr/bin/convert', ['photo.xwd', out('photo.png')], work) },
+    { family: 'archive', name: 'sources.tar.zst', target: 'zip', bareLabel: 'bsdtar -x, then bsdtar -a (zip)', bare: async () => {
+      const into = await fs.mkdtemp(out('unpacked-'));
+      run('bsdtar', ['-xf', path.join(work, 'sources.tar.zst'), '-C', into], work);
+      run('bsdtar', ['-a', '-cf', path.join(into, 'sources.zip'), '-C', into, 'sources'], work);
+    } },
+    { family: 'font (TTX)', name: 'font.ttf', target: 'ttx', bareLabel: 'fontTools ttx', bare: () => run('/usr/bin/python3', ['-m', 'fontTools.ttx', '-q', '-o', out('font.ttx'), 'font.ttf'], work) },
+    { family: 'audio containers', name: 'large.wav', target: 'wv', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', '-c:a', 'wavpack', out('b.wv')], work) },
   ];
   await fs.mkdir(out('doc'), { recursive: true });
   // A small file's figures are a few milliseconds that a moment of the machine moves as much as
@@ -419,11 +472,14 @@ try {
       }
     }
   }
-  table('1. Overhead', `Milliseconds, median (min-max). "service" is submit → done → downloaded through HTTP: polling every 0.5 s as the spec's client does, or following the event stream. The last column is the stream figure against the bare engine (their runs alternate, ${overheadRuns('small.')} times for small files, ${overheadRuns('large.')} for large ones): extra milliseconds and ratio (three decimals for the large files, whose target is 3%), each the median over the pairs of runs of the stream run against the bare run beside it (below 1: the service is faster, as with the warm LibreOffice pool against a cold \`soffice\`); in brackets, the ratio's 95% confidence interval (order statistics of the pairs, no assumption about their distribution). The interval is this machine's resolution: a job that keeps both cores busy for seconds varies by 15% or more from one run to the next, the bare command as much as the service.`,
+  table('1. Overhead', `Milliseconds, median (min-max). "service" is submit → done → downloaded through HTTP: polling every 0.5 s as the spec's client does, or following the event stream. The last column is the stream figure against the bare engine (their runs alternate, ${overheadRuns('small.')} times for small files, ${overheadRuns('large.')} for large ones): extra milliseconds and ratio (three decimals for the large files, whose target is 3%), each the median over the pairs of runs of the stream run against the bare run beside it (below 1: the service is faster, as with the warm LibreOffice pool against a cold \`soffice\`); in brackets, the ratio's 95% confidence interval (order statistics of the pairs, no assumption about their distribution). The interval is this machine's resolution: a job that keeps both cores busy for seconds varies by 15% or more from one run to the next, the bare command as much as the service. The rows after data are the families issue #30 added, one typical file each.${OVERHEAD_ONLY ? ` Tables 1 and 1b were measured on ${new Date().toISOString().slice(0, 10)} by \`npm run bench -- --overhead-only\`; the other tables come from the run named at the top.` : ''}`,
     ['family', 'conversion', 'service, polling', 'service, stream', 'bare engine', 'overhead'], overheadRows);
   table('1b. Where a large job\'s time goes', `The stream runs of table 1 for the large files, against the service's own record of each job (its \`job_done\` log line: the engine step is the engine's process, sandbox included, from start to exit). Milliseconds, medians over the same ${overheadRuns('large.')} runs. "Outside the engine" is end to end minus the engine step (upload, queue, storage, event stream, download), with its 95% interval and its share of the job; it does not depend on how fast the engine ran. "Engine step / bare" is the engine step against the bare command beside it, which carries the machine's spread. "Service CPU" is the service process's own CPU time (user and system, not its engines') during the job, and during the bare run beside it, when it is idle.`,
     ['conversion', 'end to end', 'engine step', 'outside the engine', 'engine step / bare', 'service CPU, ms: job / idle'], timelineRows);
 
+  // With --overhead-only, nothing after tables 1 and 1b is measured.
+  everyOtherTable: {
+  if (OVERHEAD_ONLY) break everyOtherTable;
   // 2. Engine choice: the engines themselves (the service's modules, sandboxed as in the service),
   // side by side on the same files, so that the planner's costs can be checked against them.
   const { settings: sandbox } = configureSandbox('auto');
@@ -540,7 +596,7 @@ try {
   const throughputRows: string[][] = [
     [`baseline: bare fastify, same record${oneCore}`, '-', fmt(idle.bare.rps), latencies(idle.bare)],
     [`idle${oneCore}, after the ${jobsBeforeIdle} jobs of tables 1-2b`, '-', `${fmt(idle.service.rps)}, ${ratioText(idle.ratios)} of the baseline`, latencies(idle.service)],
-    [`idle${oneCore}, fresh service (before table 1, one job done)`, '-', `${fmt(freshIdle.service.rps)}, ${ratioText(freshIdle.ratios)} of its own baseline, ${fmt(freshIdle.bare.rps)}`, latencies(freshIdle.service)],
+    [`idle${oneCore}, fresh service (before table 1, one job done)`, '-', `${fmt(freshIdle!.service.rps)}, ${ratioText(freshIdle!.ratios)} of its own baseline, ${fmt(freshIdle!.bare.rps)}`, latencies(freshIdle!.service)],
   ];
   for (const concurrency of QUICK ? [1, 2, 4] : [1, 2, 4, 8]) {
     const seconds = QUICK ? 6 : 15;
@@ -552,7 +608,7 @@ try {
     throughputRows.push([String(concurrency), rate.toFixed(1), progress.rps.toFixed(0), `${ms(progress.p50)} / ${ms(progress.p95)} / ${ms(progress.p99)}`]);
   }
   const loadTool = hasWrk
-    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle rows the service is held to core 0 (taskset), so those rows are what one core serves, as in the baseline row, where bare fastify (the service's version, nothing else) answers the same record on the same route. The two take turns, ${idle.pairs} runs each after a warm-up (median and spread; p99's spread in brackets); the ratio is the median of the ratios within each pair of runs, with its 95% interval. The fresh row is measured the same way (${freshIdle.pairs} pairs, against baseline runs of its own) on the same service before table 1: the same code serves more polls a second before the mixed traffic of the tables has shaped the JIT's view of Node's shared internals (BENCHMARKS.md, change 42). Latency columns: p50 / p95 / p99`
+    ? `wrk (a process of its own, on the last core) polls one job's /api/progress with 10 connections; in the idle rows the service is held to core 0 (taskset), so those rows are what one core serves, as in the baseline row, where bare fastify (the service's version, nothing else) answers the same record on the same route. The two take turns, ${idle.pairs} runs each after a warm-up (median and spread; p99's spread in brackets); the ratio is the median of the ratios within each pair of runs, with its 95% interval. The fresh row is measured the same way (${freshIdle!.pairs} pairs, against baseline runs of its own) on the same service before table 1: the same code serves more polls a second before the mixed traffic of the tables has shaped the JIT's view of Node's shared internals (BENCHMARKS.md, change 42). Latency columns: p50 / p95 / p99`
     : 'autocannon (in the benchmark process) polls one job\'s /api/progress with 10 connections (in the baseline row, bare fastify, the service\'s version with nothing else, answering the same record on the same route; the fresh row, the service before table 1). Latency columns: p50 / p97.5 (autocannon reports no p95) / p99';
   table('3. Throughput', `A mixed workload (${mix.join(', ')}) with N clients converting in turn (each following the event stream), while ${loadTool}, in ms.`,
     ['clients', 'conversions/s', 'progress requests/s', 'progress latency, ms'], throughputRows);
@@ -762,6 +818,8 @@ try {
   table('6. Scale-out', `Jobs per second for a batch of ${batch} CPU-bound jobs submitted at once (${cpuBound.join(', ')}), until the last is downloaded. Every job costs CPU seconds; a worker with concurrency 1 uses one core, so on this ${os.cpus().length}-core machine two workers are the ceiling and the API node, Redis and Swift share the same cores. The second worker's gain is what extrapolates: workers on machines of their own add their own cores, until Redis (a few round trips per job) or the object store (the input and the result cross the network once each) saturates, which for jobs of seconds is far beyond a handful of machines. The embedded row shows the cost of the shared backends on one machine.`,
     ['topology', 'jobs/s'], scaleRows);
 
+  } // everyOtherTable
+
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const machine = `${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
   const header = [
@@ -773,7 +831,8 @@ try {
   // The hand-written record of changes made from these numbers survives each rewrite.
   const previous = await fs.readFile(values.out, 'utf8').catch(() => '');
   const changes = previous.indexOf(CHANGES_HEADING) >= 0 ? previous.slice(previous.indexOf(CHANGES_HEADING)) : '';
-  await fs.writeFile(values.out, `${header}\n${sections.join('\n')}${changes ? `\n${changes}` : ''}`);
+  if (OVERHEAD_ONLY) await fs.writeFile(values.out, replaceSections(previous, sections));
+  else await fs.writeFile(values.out, `${header}\n${sections.join('\n')}${changes ? `\n${changes}` : ''}`);
   process.stdout.write(`\nwritten to ${values.out}\n`);
 } finally {
   await Promise.all(services.map((s) => s.stop()));
