@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
@@ -19,7 +20,7 @@ import { compareImage } from './helpers/images.ts';
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 /** Each corpus family and the target it is tried with. */
 const TARGETS: Record<string, string> = {
-  png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg', bmp: 'png', ico: 'png', psd: 'png', svg: 'png',
+  png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg', bmp: 'png', ico: 'png', psd: 'png', svg: 'png', svgz: 'png',
   mp3: 'ogg', wav: 'mp3', flac: 'mp3', ogg: 'mp3', m4a: 'mp3',
   mp4: 'webm', webm: 'mp4', mkv: 'mp4', mov: 'mp4', avi: 'mp4',
   ttf: 'woff2', otf: 'woff2', woff: 'ttf', woff2: 'woff',
@@ -72,7 +73,7 @@ const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion
  * against Chromium's rendering of it (test/helpers/browser-render.ts), since the engines' and
  * ImageMagick's SVG renderer is the same librsvg.
  */
-const IMAGE_FAMILIES = new Set(['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'bmp', 'ico', 'psd', 'svg']);
+const IMAGE_FAMILIES = new Set(['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'bmp', 'ico', 'psd', 'svg', 'svgz']);
 /**
  * Mean SSIM of the luma, flattened onto white (1 = the same picture): real photos through the
  * engines' lossy settings, JPEG q85 and WebP q82 here (AVIF q55 scored 0.94 on a 12-megapixel
@@ -185,10 +186,12 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
         if (MEDIA_FAMILIES.has(family)) await assertMediaKept(file, result, target);
         if (IMAGE_FAMILIES.has(family)) {
           let reference = file;
-          if (family === 'svg') {
-            // Chromium draws it at the size librsvg gave it (the PNG header's width and height).
+          if (family === 'svg' || family === 'svgz') {
+            // Chromium draws it at the size librsvg gave it (the PNG header's width and height);
+            // an svgz inflated by Node's zlib first.
+            const drawing = family === 'svg' ? file : await writeTemp(gunzipSync(fs.readFileSync(file)), 'drawing.svg');
             chromium ??= startSvgRenderer();
-            reference = await (await chromium).render({ file, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) });
+            reference = await (await chromium).render({ file: drawing, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) });
           }
           const comparison = await compareImage({ reference, output: result });
           report.push(`  same picture: SSIM ${comparison.ssim?.toFixed(4)}, ${comparison.output.width}x${comparison.output.height}`);

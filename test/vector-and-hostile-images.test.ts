@@ -4,8 +4,9 @@
 // refusal or a documented error, and no output ever holds a local file's content.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
-import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, expectError, fetchCatalogue, mapInFlight, submit, submitOk, waitForJob } from './helpers/client.ts';
 import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
@@ -259,4 +260,91 @@ test('an SVG whose <use> references multiply to a billion shapes ends quickly in
   assert.ok(Date.now() - started < 60_000, 'it ended within the engine\'s limit');
   const { record } = await convert(server.url, Buffer.from(SVG), 'after.svg', 'png');
   assert.equal(record.status, 'done');
+});
+
+// A gzip-compressed SVG (.svgz) is the same drawing: every target the service lists for it must
+// hold exactly what the plain SVG's route gives (that route is checked against Chromium, Pillow and
+// poppler above), and its plain-SVG target the drawing itself.
+test('svgz is recognised by its content and reaches every svg target with the drawing svg gives', async (t) => {
+  const catalogue = await fetchCatalogue(server.url);
+  const svgzTargets = catalogue.find((f) => f.id === 'svgz')!.targets;
+  const svgTargets = catalogue.find((f) => f.id === 'svg')!.targets;
+  assert.deepEqual([...svgzTargets].sort(), [...svgTargets, 'svg'].sort(), 'svgz goes where svg goes, and to svg');
+  const svgz = gzipSync(SAMPLE_SVG);
+
+  // The content decides: a gzipped SVG under a neutral name is an svgz, gzip of other text is not.
+  const named = await waitForJob(server.url, await submitOk(server.url, svgz, 'drawing.gz', 'png'));
+  assert.equal(named.final.source, 'svgz');
+  const plainGzip = await expectError(await submit(server.url, gzipSync('just some text\n'), 'notes.svgz', 'png'), 422, 'unsupported_target');
+  assert.equal(plainGzip.error.source, 'tar.gz', 'gzip of anything but an SVG is not taken as svgz');
+
+  const rasters = new Set(catalogue.filter((f) => f.category === 'image').map((f) => f.id));
+  const pairs = await mapInFlight(svgzTargets, 3, async (target) => {
+    const [fromSvgz, fromSvg] = await Promise.all([
+      convert(server.url, svgz, 'drawing.svgz', target),
+      target === 'svg' ? undefined : convert(server.url, Buffer.from(SAMPLE_SVG), 'drawing.svg', target),
+    ]);
+    const extension = target === 'pdfa' ? 'pdf' : target;
+    return {
+      target, bytes: fromSvgz.bytes, reference: fromSvg?.bytes,
+      output: await writeTemp(fromSvgz.bytes, `svgz-${target}.${extension}`),
+      referenceFile: fromSvg ? await writeTemp(fromSvg.bytes, `svg-${target}.${extension}`) : undefined,
+    };
+  });
+  const images: Array<{ target: string; output: string; reference: string }> = [];
+  for (const pair of pairs) {
+    if (pair.target === 'svg') {
+      assert.equal(pair.bytes.toString('utf8'), SAMPLE_SVG, 'svgz → svg is the drawing, byte for byte');
+    } else if (rasters.has(pair.target)) {
+      images.push({ target: pair.target, output: pair.output, reference: pair.referenceFile! });
+    } else if (pair.target === 'pdf' || pair.target === 'pdfa') {
+      assert.match(pdfInfo(pair.output), /^Pages:\s+1$/m);
+      for (const file of [pair.output, pair.referenceFile!]) execFileSync('pdftoppm', ['-png', '-singlefile', '-r', '96', file, file.replace(/\.pdf$/, '')]);
+      images.push({ target: pair.target, output: pair.output.replace(/\.pdf$/, '.png'), reference: pair.referenceFile!.replace(/\.pdf$/, '.png') });
+    } else if (pair.target === 'eps' || pair.target === 'ps') {
+      // The same PostScript program but for the moment it was written.
+      const program = (bytes: Buffer) => bytes.toString('latin1').replace(/^%%CreationDate:.*$/m, '');
+      assert.equal(program(pair.bytes), program(pair.reference!), `svgz → ${pair.target} is svg → ${pair.target}`);
+    } else if (pair.target === 'zip') {
+      const members = (file: string) => execFileSync('/usr/bin/python3', ['-c', 'import sys,zipfile,hashlib; z=zipfile.ZipFile(sys.argv[1]); print(sorted(z.namelist()))', file], { encoding: 'utf8' });
+      assert.equal(members(pair.output), members(pair.referenceFile!), 'svgz → zip holds what svg → zip holds');
+      const unpack = (file: string) => {
+        const into = `${file}.d`;
+        execFileSync('/usr/bin/python3', ['-c', 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', file, into]);
+        return into;
+      };
+      const [ours, theirs] = [unpack(pair.output), unpack(pair.referenceFile!)];
+      for (const name of await readdir(ours)) images.push({ target: `zip:${name}`, output: path.join(ours, name), reference: path.join(theirs, name) });
+    } else {
+      assert.fail(`svgz → ${pair.target}: no check for this target`);
+    }
+  }
+  const results = await compareImages(images.map(({ output, reference }) => ({ output, reference })));
+  t.diagnostic(images.map(({ target }, index) => `${target} ${results[index]!.ssim?.toFixed(4)}`).join(', '));
+  for (const [index, { target }] of images.entries()) {
+    assert.deepEqual([results[index]!.output.width, results[index]!.output.height], [results[index]!.reference!.width, results[index]!.reference!.height], `svgz → ${target}: the size svg gives`);
+    assert.ok(results[index]!.ssim! >= 0.99, `svgz → ${target}: SSIM ${results[index]!.ssim} against svg → ${target}`);
+  }
+});
+
+test('a damaged svgz, a gzip bomb and an external entity inside an svgz end cleanly, with nothing local in the output', async () => {
+  const truncated = gzipSync(SAMPLE_SVG).subarray(0, 60);
+  const damaged = await finalOf(truncated, 'cut.svgz', 'png');
+  assert.equal(damaged.error?.code, 'corrupt_input');
+
+  // 200 MiB of blank space after an SVG's start: a small upload that would inflate past the cap.
+  const bomb = gzipSync(Buffer.concat([Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'), Buffer.alloc(200 * 1024 * 1024, 0x20), Buffer.from('</svg>')]), { level: 9 });
+  assert.ok(bomb.length < 1024 * 1024, `the bomb is ${bomb.length} bytes`);
+  const exploded = await finalOf(bomb, 'bomb.svgz', 'png');
+  assert.equal(exploded.error?.code, 'input_too_complex');
+
+  const xxe = `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY leak SYSTEM "file:///etc/passwd">]>
+<svg xmlns="http://www.w3.org/2000/svg" width="400" height="100"><text x="5" y="50" font-size="10">&leak;</text></svg>`;
+  const final = await finalOf(gzipSync(xxe), 'xxe.svgz', 'pdf');
+  if (final.status === 'done') {
+    const file = await writeTemp(Buffer.from(await (await fetch(`${server.url}${final.download_url}`)).arrayBuffer()), 'xxe.pdf');
+    assert.doesNotMatch(pdfText(Buffer.alloc(0), file), /root:/, 'the svgz leaked /etc/passwd');
+  } else {
+    assert.ok(['corrupt_input', 'conversion_failed'].includes(final.error!.code), final.error!.code);
+  }
 });

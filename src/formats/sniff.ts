@@ -114,9 +114,10 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
   const byName = ext ? catalogue.resolve(ext) : undefined;
   // file-type calls any XML document "xml"; an SVG is recognised below by its root element.
   const weak = found && WEAK_SIGNATURES.has(found.ext) && (byName?.detect === 'extension' || ownSignature(head, catalogue) !== undefined);
-  // file-type calls a ZIP package it does not know plain "zip": one our own signatures place (an
-  // Excel binary workbook, by its members) is that format.
-  const unknownPackage = found?.ext === 'zip' && ownSignature(head, catalogue) !== undefined;
+  // file-type calls a ZIP package it does not know plain "zip", and any gzip stream "gz": one our
+  // own signatures place (an Excel binary workbook by its members, an SVG by its inflated root
+  // element) is that format.
+  const unknownPackage = (found?.ext === 'zip' || found?.ext === 'gz') && ownSignature(head, catalogue) !== undefined;
   const byContent = found?.ext === 'xml' || weak || unknownPackage ? undefined : found;
   if (byContent) {
     const variant = unsupportedVariant(head, byContent.ext);

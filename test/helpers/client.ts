@@ -101,3 +101,21 @@ export async function convert(base: string, data: Uint8Array, filename: string, 
   assert.equal(bytes.length, final.size, 'size in the progress record is the download\'s byte count');
   return { record: final, bytes, response };
 }
+
+/**
+ * `work` for every item with at most `limit` in flight, results in the items' order: keeps a few
+ * jobs queued behind the service's slots without queueing the whole list at once (a job waits
+ * longer than waitForJob allows when dozens are submitted together on a loaded machine).
+ */
+export async function mapInFlight<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

@@ -49,6 +49,9 @@ export function startApiNode(env: Record<string, string>, dataDir?: string, logs
   return startProcess([CLI, 'serve', '--no-workers'], env, dataDir, 'listening', logs);
 }
 
+/** How long a service may take to probe its engines and listen (seconds on an idle machine; far more on a loaded one). */
+const START_TIMEOUT_MS = 120_000;
+
 /** Runs a node script of the service and waits for the log event that says it is up. */
 export async function startProcess(argv: string[], env: Record<string, string>, dataDir: string | undefined, readyEvent: 'listening' | 'worker_started', logs: string[] = []): Promise<RunningServer> {
   const dir = dataDir ?? (await tempDir());
@@ -67,7 +70,12 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${logs.join('\n')}`)), 60_000);
+    // A service that does not come up is killed, not left behind: a live child would keep the
+    // test file's process (and so the whole run) waiting for ever after the failure.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${START_TIMEOUT_MS / 1000} s:\n${logs.join('\n')}`));
+    }, START_TIMEOUT_MS);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       const lines = buffer.split('\n');

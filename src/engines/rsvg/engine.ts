@@ -7,14 +7,18 @@
 // drawn at 800 px, not a bitmap scaled up); PDF, EPS and PS stay vector and take no option.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCallback } from 'node:zlib';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import { narrow, numberOption, OPTIONS, type StepOptions } from '../options.ts';
 import { outputSize, rasterOptions, requestedSize } from '../support/raster-options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { SVG_ROOT } from './formats.ts';
 
 const RSVG = '/usr/bin/rsvg-convert';
+const gunzip = promisify(gunzipCallback);
 // PostScript is written, never read: no engine here accepts PostScript uploads (Ghostscript's
 // sandbox has a long record of escapes, docs/security.md#ghostscript-and-postscript).
 /** CSS pixels are 1/96 inch: rsvg-convert's default, and what a drawing's px sizes mean. */
@@ -29,9 +33,19 @@ const PNG_OPTIONS = [
 ];
 // A drawing made a PDF has one page of ours: a page_range or pixel_density of a later step (svg →
 // pdf → jpg) is not the upload's; svg → png renders at the size asked directly (planner.ts, `resets`).
-const EDGES: ConversionEdge[] = ['png', 'pdf', 'eps', 'ps'].map((to) => ({
-  from: 'svg', to, cost: 1, ...(to === 'png' ? { options: PNG_OPTIONS } : { resets: ['page_range', 'pixel_density'] }),
-}));
+// A gzip-compressed SVG (.svgz) goes the same ways, inflated first (inflateSvgz), and to plain SVG.
+const EDGES: ConversionEdge[] = [
+  ...['svg', 'svgz'].flatMap((from) => ['png', 'pdf', 'eps', 'ps'].map((to): ConversionEdge => ({
+    from, to, cost: 1, ...(to === 'png' ? { options: PNG_OPTIONS } : { resets: ['page_range', 'pixel_density'] }),
+  }))),
+  { from: 'svgz', to: 'svg', cost: 1 },
+];
+/**
+ * The most an .svgz may inflate to. rsvg-convert would inflate it itself, with no bound: a few
+ * MiB of gzip can hold gigabytes of XML (a decompression bomb), so it is inflated here, within
+ * this cap, and rsvg reads the plain SVG.
+ */
+const MAX_INFLATED_SVG_BYTES = 64 * 1024 * 1024;
 const MAX_SIDE = 16384;
 
 /** CSS pixels per unit, at rsvg-convert's default 96 dpi. */
@@ -83,7 +97,12 @@ export class RsvgEngine implements Engine {
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, to, workDir, limits, signal, options } = request;
+    const { output, to, workDir, limits, signal, options } = request;
+    const input = request.from === 'svgz' ? await inflateSvgz(request.input, workDir) : request.input;
+    if (to === 'svg') {
+      await fs.rename(input, output);
+      return;
+    }
     const handle = await fs.open(input, 'r');
     const head = await handle.read(Buffer.alloc(65536), 0, 65536, 0).then(({ buffer, bytesRead }) => buffer.toString('utf8', 0, bytesRead)).finally(() => handle.close());
     const size = declaredSize(head);
@@ -101,6 +120,25 @@ export class RsvgEngine implements Engine {
     }
     ensureSuccess(result, 'rsvg-convert');
   }
+}
+
+/** The plain SVG inside an .svgz, written beside it (within MAX_INFLATED_SVG_BYTES); its path. */
+async function inflateSvgz(input: string, workDir: string): Promise<string> {
+  let svg: Buffer;
+  try {
+    svg = await gunzip(await fs.readFile(input), { maxOutputLength: MAX_INFLATED_SVG_BYTES });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new ConvertdError('input_too_complex', `The compressed drawing inflates to more than ${MAX_INFLATED_SVG_BYTES / 1024 / 1024} MiB of SVG, more than this service renders.`);
+    }
+    throw new ConvertdError('corrupt_input', 'The .svgz file is not a complete gzip stream: check that it is not damaged.');
+  }
+  if (!SVG_ROOT.test(svg.toString('utf8', 0, 65536).replace(/^\uFEFF/, '').trimStart())) {
+    throw new ConvertdError('corrupt_input', 'The .svgz file does not hold an SVG drawing.');
+  }
+  const inflated = path.join(workDir, 'inflated.svg');
+  await fs.writeFile(inflated, svg, { mode: 0o644 });
+  return inflated;
 }
 
 /**
