@@ -20,7 +20,7 @@ import { compareImage } from './helpers/images.ts';
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 /** Each corpus family and the target it is tried with. */
 const TARGETS: Record<string, string> = {
-  png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg', bmp: 'png', ico: 'png', psd: 'png', svg: 'png', svgz: 'png',
+  png: 'webp', jpg: 'png', webp: 'png', avif: 'jpg', gif: 'png', tiff: 'jpg', heic: 'jpg', heif: 'jpg', bmp: 'png', ico: 'png', psd: 'png', svg: 'png', svgz: 'png',
   mp3: 'ogg', wav: 'mp3', flac: 'mp3', ogg: 'mp3', m4a: 'mp3',
   mp4: 'webm', webm: 'mp4', mkv: 'mp4', mov: 'mp4', avi: 'mp4',
   ttf: 'woff2', otf: 'woff2', woff: 'ttf', woff2: 'woff',
@@ -73,7 +73,7 @@ const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion
  * against Chromium's rendering of it (test/helpers/browser-render.ts), since the engines' and
  * ImageMagick's SVG renderer is the same librsvg.
  */
-const IMAGE_FAMILIES = new Set(['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'bmp', 'ico', 'psd', 'svg', 'svgz']);
+const IMAGE_FAMILIES = new Set(['png', 'jpg', 'webp', 'avif', 'gif', 'tiff', 'heic', 'heif', 'bmp', 'ico', 'psd', 'svg', 'svgz']);
 /**
  * Mean SSIM of the luma, flattened onto white (1 = the same picture): real photos through the
  * engines' lossy settings, JPEG q85 and WebP q82 here (AVIF q55 scored 0.94 on a 12-megapixel

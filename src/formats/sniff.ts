@@ -64,6 +64,9 @@ function fileSource(fd: number, size: number): ByteSource {
 function unsupportedVariant(head: Buffer, ext: string): string | undefined {
   // ISO-BMFF: bytes 8-11 are the major brand; "avis" is an AVIF image sequence (animated).
   if (ext === 'avif' && head.toString('latin1', 8, 12) === 'avis') return 'an animated AVIF (image sequence)';
+  // "mif3" is HEIF's low-overhead layout (a `mini` box instead of `meta`), newer than the libheif
+  // 1.15 here; file-type takes its unknown brand for MP4, which it is not.
+  if (head.toString('latin1', 4, 8) === 'ftyp' && head.toString('latin1', 8, 12) === 'mif3') return 'a low-overhead HEIF image (brand mif3), which the HEIF decoder here cannot read';
   return undefined;
 }
 
