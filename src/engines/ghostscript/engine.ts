@@ -97,17 +97,22 @@ export class GhostscriptEngine implements Engine {
     return 1 + inputBytes / 500_000;
   }
 
-  async probe(): Promise<void> {
+  async probe(): Promise<readonly ConversionEdge[] | void> {
     const result = await this.context.run(GS, ['--version'], { cwd: '/', timeoutMs: 10_000, captureStdout: true });
     if (!/^\d+\.\d+/.test(result.stdout.trim())) throw new Error(`gs did not run: ${lastErrorLine(result.stderr)}`);
     this.prologue = pdfaPrologue(await findSrgbProfile());
-    // PostScript is read only where gs really turns a program into a PDF page here.
-    await this.context.withScratchDir(async (dir) => {
+    // EPS and PostScript are offered only where gs really turns a program into a PDF page here;
+    // PDF/A does not depend on it.
+    const readsPostScript = await this.context.withScratchDir(async (dir) => {
       await fs.writeFile(path.join(dir, 'probe.eps'), PROBE_EPS);
       const result = await this.context.run(GS, ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET', '-sDEVICE=pdfwrite', '-dEPSCrop', '-sOutputFile=probe.pdf', './probe.eps'], { cwd: dir, readOnly: GS_CONFIG, timeoutMs: 20_000 });
       const written = await fs.stat(path.join(dir, 'probe.pdf')).then((stat) => stat.size, () => 0);
       if (result.exitCode !== 0 || written === 0) throw new Error(`gs could not read PostScript: ${lastErrorLine(result.stderr)}`);
+    }).then(() => true, (error: unknown) => {
+      this.context.log.warn({ err: error }, 'Ghostscript cannot read PostScript here: EPS and PostScript uploads are not offered');
+      return false;
     });
+    return readsPostScript ? undefined : EDGES.filter((edge) => edge.from === 'pdf');
   }
 
   async convert(request: ConvertRequest): Promise<void> {
