@@ -26,6 +26,7 @@ const TARGETS: Record<string, string> = {
   ttf: 'woff2', otf: 'woff2', woff: 'ttf', woff2: 'woff',
   zip: '7z', '7z': 'zip', 'tar.gz': 'zip',
   csv: 'json', json: 'yaml', yaml: 'json', xml: 'json', xlsx: 'csv', ods: 'csv',
+  eps: 'pdf',
 };
 /**
  * Data families: the output must hold the source's records, both read by Python
@@ -41,7 +42,31 @@ const FAMILIES = Object.keys(TARGETS);
 const MIME: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp3: 'audio/mpeg', ogg: 'audio/ogg', mp4: 'video/mp4', webm: 'video/webm',
   woff2: 'font/woff2', woff: 'font/woff', ttf: 'font/sfnt', zip: 'application/zip', '7z': 'application/x-7z-compressed',
+  pdf: 'application/pdf',
 };
+/**
+ * EPS files (Ghostscript's PostScript reading): the PDF has one page, the size of the file's
+ * %%BoundingBox when it declares itself EPS (a file without the EPSF header line is read as a
+ * PostScript document, on its paper), and poppler draws something on it.
+ */
+function assertEpsKept(source: string, pdf: string): void {
+  const info = execFileSync('pdfinfo', [pdf], { encoding: 'utf8' });
+  assert.equal(Number(/^Pages:\s*(\d+)/m.exec(info)?.[1]), 1, 'one page');
+  const head = fs.readFileSync(source, 'latin1').slice(0, 4096);
+  const box = /^%%BoundingBox:\s*(-?\d+)\s+(-?\d+)\s+(-?\d+)\s+(-?\d+)/m.exec(head);
+  if (/^%!PS-Adobe-\d\.\d EPSF-/.test(head) && box) {
+    const [x1, y1, x2, y2] = box.slice(1).map(Number) as [number, number, number, number];
+    const size = /Page size:\s*([\d.]+) x ([\d.]+)/.exec(info)!;
+    assert.deepEqual([Math.round(Number(size[1])), Math.round(Number(size[2]))], [x2 - x1, y2 - y1], 'the page is the bounding box');
+  }
+  // The darkest of the page's pixels, rendered by poppler at 36 dpi: a blank page's is white.
+  const darkest = execFileSync('/usr/bin/python3', ['-c', [
+    'import subprocess, sys, io', 'from PIL import Image',
+    'png = subprocess.run(["pdftoppm", "-png", "-r", "36", "-f", "1", "-l", "1", sys.argv[1]], capture_output=True, check=True).stdout',
+    'print(min(Image.open(io.BytesIO(png)).convert("L").getdata()))',
+  ].join('\n'), pdf], { encoding: 'utf8' });
+  assert.ok(Number(darkest) < 200, `the page is blank (darkest grey ${darkest.trim()})`);
+}
 /** Fonts: the output must keep the source's characters and glyphs, read with fontTools (test/helpers/read_font.py). */
 const FONT_FAMILIES = new Set(['ttf', 'otf', 'woff', 'woff2']);
 /** Font units a glyph's outline bounds may move when its outlines are redrawn as CFF (fonts.test.ts says why). */
@@ -184,6 +209,7 @@ describe('corpus: real-world files', { skip: present ? false : 'no ../shared/cor
           assert.equal(fileMime(result), MIME[target]);
         }
         if (MEDIA_FAMILIES.has(family)) await assertMediaKept(file, result, target);
+        if (family === 'eps') assertEpsKept(file, result);
         if (IMAGE_FAMILIES.has(family)) {
           let reference = file;
           if (family === 'svg' || family === 'svgz') {

@@ -1,17 +1,19 @@
 // PDF → PDF/A-2b, and PDF → PDF (pages cut to a page_range, made PDF/A, made smaller), with
-// Ghostscript's pdfwrite. Ghostscript reads only PDF here, never PostScript
-// uploads: PostScript is a programming language whose -dSAFER sandbox has a long record of
-// escapes (docs/security.md#ghostscript-and-postscript). Even so it runs with -dSAFER, in the OS sandbox, with TMPDIR in
-// the job directory (gs lets SAFER jobs read and write its temp dir), a page cap from pdfinfo, and
-// a check of the result: gs exits 0 on PDFs it could not read.
+// Ghostscript's pdfwrite; and uploaded EPS and PostScript to PDF and PNG (postscript.ts).
+// PostScript is a programming language whose -dSAFER sandbox has a long record of escapes
+// (docs/security.md#ghostscript-and-postscript): gs always runs with -dSAFER, in the OS sandbox,
+// with TMPDIR in the job directory (gs lets SAFER jobs read and write its temp dir), a page cap,
+// and a check of the result: gs exits 0 on PDFs it could not read.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
-import { booleanOption, enumOption, narrow, OPTIONS, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
+import { booleanOption, enumOption, narrow, OPTIONS, pageRangeOption, selectPages, type OptionSpec } from '../options.ts';
 import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { pageListArgument, POSTSCRIPT_EDGES, PostScriptReader, type RunGs } from './postscript.ts';
+import type { GhostscriptSettings } from './settings.ts';
 
 const GS = '/usr/bin/gs';
 const GS_SHARE = '/usr/share/ghostscript';
@@ -71,37 +73,56 @@ const EDGES: ConversionEdge[] = [
   { from: 'pdf', to: 'pdfa', cost: 3, options: PDFA_OPTIONS },
   // A same-format route of its own (the planner never chains it).
   { from: 'pdf', to: 'pdf', cost: 3, options: PDF_OPTIONS },
+  ...POSTSCRIPT_EDGES,
 ];
+
+/** A tiny EPS for the start-up probe: a filled square. */
+const PROBE_EPS = '%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 8 8\n0 0 8 8 rectfill\n';
 
 export class GhostscriptEngine implements Engine {
   readonly id = 'ghostscript';
   readonly timeoutSeconds = 300;
   readonly edges = EDGES;
   readonly reportsProgress = false;
-  private readonly context: EngineContext<unknown>;
+  private readonly context: EngineContext<GhostscriptSettings>;
+  private readonly postscript: PostScriptReader;
   private prologue = '';
 
-  constructor(context: EngineContext<unknown>) {
+  constructor(context: EngineContext<GhostscriptSettings>) {
     this.context = context;
+    this.postscript = new PostScriptReader((request, args, extra) => this.runGs(request, args, extra), context.run, context.settings.postscriptSeconds);
   }
 
   estimateSeconds(inputBytes: number): number {
     return 1 + inputBytes / 500_000;
   }
 
-  async probe(): Promise<void> {
+  async probe(): Promise<readonly ConversionEdge[] | void> {
     const result = await this.context.run(GS, ['--version'], { cwd: '/', timeoutMs: 10_000, captureStdout: true });
     if (!/^\d+\.\d+/.test(result.stdout.trim())) throw new Error(`gs did not run: ${lastErrorLine(result.stderr)}`);
     this.prologue = pdfaPrologue(await findSrgbProfile());
+    // EPS and PostScript are offered only where gs really turns a program into a PDF page here;
+    // PDF/A does not depend on it.
+    const readsPostScript = await this.context.withScratchDir(async (dir) => {
+      await fs.writeFile(path.join(dir, 'probe.eps'), PROBE_EPS);
+      const result = await this.context.run(GS, ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET', '-sDEVICE=pdfwrite', '-dEPSCrop', '-sOutputFile=probe.pdf', './probe.eps'], { cwd: dir, readOnly: GS_CONFIG, timeoutMs: 20_000 });
+      const written = await fs.stat(path.join(dir, 'probe.pdf')).then((stat) => stat.size, () => 0);
+      if (result.exitCode !== 0 || written === 0) throw new Error(`gs could not read PostScript: ${lastErrorLine(result.stderr)}`);
+    }).then(() => true, (error: unknown) => {
+      this.context.log.warn({ err: error }, 'Ghostscript cannot read PostScript here: EPS and PostScript uploads are not offered');
+      return false;
+    });
+    return readsPostScript ? undefined : EDGES.filter((edge) => edge.from === 'pdf');
   }
 
   async convert(request: ConvertRequest): Promise<void> {
+    if (request.from !== 'pdf') return this.postscript.convert(request);
     const info = await readPdfInfo(this.context.run, request.input, request.workDir, request.signal);
     checkPageCount(info);
     const ranges = pageRangeOption(request.options);
     // The pages as numbers from the parsed range, clamped to the document: "-sPageList=" gets
     // digits, commas and hyphens we wrote.
-    const pages = ranges ? [`-sPageList=${pageRuns(selectPages(ranges, info.pages)).map(({ first, last }) => first === last ? `${first}` : `${first}-${last}`).join(',')}`] : [`-dLastPage=${info.pages}`];
+    const pages = ranges ? [pageListArgument(selectPages(ranges, info.pages))] : [`-dLastPage=${info.pages}`];
     const preset = COMPRESS_PRESETS[enumOption<string>(request.options, 'compress') ?? ''];
     const settings = [...(preset ? [`-dPDFSETTINGS=${preset}`] : []), ...pages];
     if (request.to === 'pdf' && booleanOption(request.options, 'pdf_a') !== true) {
@@ -139,10 +160,22 @@ export class GhostscriptEngine implements Engine {
 
   /** pdfwrite with `settings` (PDF/A, preset, pages), reading `prologues` then the input. */
   private runPdfWrite(request: ConvertRequest, settings: string[], prologues: string[]): Promise<RunResult> {
-    const { input, output, workDir, limits, signal } = request;
-    return this.context.run(GS, [
-      '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET', '-sDEVICE=pdfwrite', ...settings,
-      `-sOutputFile=${path.basename(output)}`, ...prologues, `./${path.basename(input)}`,
-    ], { cwd: workDir, readOnly: GS_CONFIG, timeoutMs: limits.timeoutMs, signal, limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
+    const { input, output, limits } = request;
+    return this.runGs(request, [
+      '-sDEVICE=pdfwrite', ...settings, `-sOutputFile=${path.basename(output)}`, ...prologues, `./${path.basename(input)}`,
+    ], { timeoutMs: limits.timeoutMs });
+  }
+
+  /**
+   * gs in the job directory, always with -dSAFER (never -dNOSAFER or --permit-file-*), batch mode
+   * (no prompt to wait on), the output cap and an address-space cap.
+   */
+  private runGs(request: ConvertRequest, args: readonly string[], extra: Parameters<RunGs>[2]): Promise<RunResult> {
+    const { workDir, limits, signal } = request;
+    return this.context.run(GS, ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOPROMPT', '-dQUIET', ...args], {
+      cwd: workDir, readOnly: GS_CONFIG, timeoutMs: extra.timeoutMs, signal, ...(extra.env ? { env: extra.env } : {}),
+      ...(extra.onStderrLine ? { onStderrLine: extra.onStderrLine } : {}),
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
   }
 }

@@ -1,5 +1,5 @@
-// The formats the rsvg engine adds to the catalogue: SVG and gzip-compressed SVG, which it reads,
-// and the PostScript formats it writes (no engine reads PostScript uploads: docs/security.md).
+// The formats the rsvg engine adds to the catalogue: SVG and gzip-compressed SVG, which it reads.
+// It also writes EPS and PostScript, which the ghostscript engine adds (it reads them).
 import { constants, gunzipSync } from 'node:zlib';
 import type { FormatDefinition } from '../../formats/catalogue.ts';
 
@@ -27,6 +27,4 @@ function isGzippedSvg(head: Buffer): boolean {
 export const FORMATS: readonly FormatDefinition[] = [
   { id: 'svg', name: 'SVG vector image', category: 'vector', mediaType: 'image/svg+xml', extensions: ['svg'], detect: 'magic', signature: (_head, text) => SVG_ROOT.test(text) },
   { id: 'svgz', name: 'SVG vector image, gzip-compressed', category: 'vector', mediaType: 'image/svg+xml', extensions: ['svgz'], detect: 'magic', signature: (head) => isGzippedSvg(head) },
-  { id: 'eps', name: 'Encapsulated PostScript', category: 'vector', mediaType: 'application/postscript', extensions: ['eps'], detect: 'magic' },
-  { id: 'ps', name: 'PostScript document', category: 'vector', mediaType: 'application/postscript', extensions: ['ps'], detect: 'magic' },
 ];
