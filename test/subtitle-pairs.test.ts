@@ -14,7 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
+import { convert, download, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -313,6 +313,70 @@ test('markup and script in a subtitle\'s text stay text in WebVTT and TTML, and 
   // A playlist dressed as SubRip has no subtitle signature: refused at upload, ffmpeg never opens it.
   const playlist = '#EXTM3U\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n';
   await expectError(await submit(server.url, Buffer.from(playlist), 'film.srt', 'vtt'), 415, 'unsupported_format');
+});
+
+describe('hostile: the third wave\'s subtitle formats', { concurrency: 2 }, () => {
+  test('each in Windows-1252 and in UTF-16 (with its byte-order mark) comes out as the same text', async () => {
+    const latin = CUES.slice(0, 1);
+    await Promise.all(['jss', 'pjs', 'rt', 'vplayer', 'aqt', 'lrc'].map(async (source) => {
+      const uploads: Array<[string, Buffer, readonly Cue[]]> = [
+        ['Windows-1252', Buffer.from(writeSubtitles(source, latin).replace('—', '\x97').replace('€', '\x80').replaceAll('\n', '\r\n'), 'latin1'), latin],
+        ['UTF-16LE', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(writeSubtitles(source), 'utf16le')]), CUES],
+      ];
+      for (const [encoding, data, cues] of uploads) {
+        const { record, bytes } = await convert(server.url, data, `lyrics.${source}`, 'srt');
+        assert.equal(record.source, source, `${source} in ${encoding}`);
+        assertCues(await readOne(bytes, 'srt'), cues, `${source} in ${encoding} → srt`, joinerOf(source, 'srt'));
+      }
+    }));
+  });
+
+  test('a million cues are refused at once (input_too_complex), a line of LRC time stamps counting one each', async () => {
+    const many = 1_000_000;
+    const uploads: Array<[string, string]> = [
+      // Every time stamp of a line is a cue of its own: one line of a million is a million cues.
+      ['chorus.lrc', `[ti:x]\n${'[00:01.00]'.repeat(many)}la\n`],
+      ['many.vplayer', Array.from({ length: many }, (_, i) => `0:00:${pad(i % 60)}:x\n`).join('')],
+      ['many.pjs', Array.from({ length: many }, () => '1,2,"x"\n').join('')],
+    ];
+    for (const [name, text] of uploads) {
+      const jobId = await submitOk(server.url, Buffer.from(text), name, 'srt');
+      const { final } = await waitForJob(server.url, jobId);
+      assert.equal(final.error?.code, 'input_too_complex', name);
+      assert.match(final.error!.message, /more than 100000 cues/, name);
+    }
+  });
+
+  test('a playlist or concat script named as one of them is refused at submission', async () => {
+    const playlist = '#EXTM3U\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n';
+    const concat = 'ffconcat version 1.0\nfile /etc/passwd\n';
+    for (const ext of ['jss', 'scc', 'pjs', 'rt', 'vplayer', 'aqt', 'lrc']) {
+      for (const text of [playlist, concat]) await expectError(await submit(server.url, Buffer.from(text), `film.${ext}`, 'srt'), 415, 'unsupported_format');
+    }
+  });
+
+  test('behind one of their signatures, a playlist or an include is read as text at most, never followed', async () => {
+    const playlist = '#EXTM3U\n#EXTINF:1,\nfile:/etc/passwd\n#EXT-X-ENDLIST\nffconcat version 1.0\nfile /etc/passwd\n';
+    const uploads: Array<[string, string]> = [
+      ['x.scc', `Scenarist_SCC V1.0\n\n${playlist}`],
+      ['x.aqt', `-->> 25\n${playlist}-->> 50\n\n`],
+      ['x.rt', `<window>\n<time begin="1"/>${playlist}</window>`],
+      // JACOsub's #INCLUDE names another file to read: ffmpeg's reader ignores it.
+      ['x.jss', '#INCLUDE /etc/passwd\n#INCLUDE ../inputs/other.jss\n0:00:01.00 0:00:02.00 D shown\n'],
+      ['x.lrc', `[ti:x]\n[00:01.00]${playlist.split('\n').join('\n[00:01.50]')}\n`],
+    ];
+    for (const [name, text] of uploads) {
+      const jobId = await submitOk(server.url, Buffer.from(text), name, 'vtt');
+      const { final } = await waitForJob(server.url, jobId);
+      if (final.status === 'error') {
+        assert.ok(['corrupt_input', 'conversion_failed'].includes(final.error!.code), `${name}: ${final.error!.code}`);
+        continue;
+      }
+      const out = (await download(server.url, final.download_url!)).bytes.toString('utf8');
+      assert.doesNotMatch(out, /root:/, name);
+      if (name === 'x.jss') assert.deepEqual((await readOne(Buffer.from(out), 'vtt')).cues!.map((cue) => cue.text), ['shown']);
+    }
+  });
 });
 
 const CORPUS_FAMILIES = ['srt', 'vtt', 'ass', 'sub'];
