@@ -1,6 +1,6 @@
 // The audio and video containers of issue #30 (src/engines/ffmpeg/containers.ts): every pair the
 // catalogue advertises with one of them as source or target, from samples ffmpeg makes here
-// (an AMR file is written by hand as media-pairs.test.ts does; Monkey's Audio, which nothing here
+// (an AMR file and a NIST SPHERE one are written by hand; Monkey's Audio, which nothing here
 // writes, comes from the shared corpus), checked independently of the engine
 // (test/helpers/media.ts: ffprobe, and ffmpeg decoding the sound to PCM measured here): the
 // container and codecs written, the picture's size and frame count, the sample rate and channels,
@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
+import { convert, download, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { decodeSound, probeMedia, type MediaFacts } from './helpers/media.ts';
 import { writeTemp } from './helpers/tools.ts';
@@ -54,12 +54,15 @@ const OLD_VIDEO = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wm
 /** Wave 2's formats (read only, see engine.ts): sounds, then elementary video streams. */
 const WAVE2_AUDIO = ['eac3', 'adx', 'sox', 'ircam', 'nist', 'mmf'];
 const WAVE2_VIDEO = ['h264', 'hevc', 'ivf', 'm2v'];
-const NEW_AUDIO = ['aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba', ...WAVE2_AUDIO];
-const NEW_VIDEO = ['ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m', ...WAVE2_VIDEO];
-/** Read only: no encoder (ape), an experimental one (dts), RealVideo 1/2 only (rm), PAL/NTSC sizes only (dv); wave 2's. */
-const READ_ONLY = ['ape', 'dts', 'rm', 'dv', ...WAVE2_AUDIO, ...WAVE2_VIDEO];
+/** Wave 3's, read only too: AST, RSO, Westwood AUD; GXF, WTV, SWF, raw Motion JPEG. */
+const WAVE3_AUDIO = ['ast', 'rso', 'aud'];
+const WAVE3_VIDEO = ['gxf', 'wtv', 'swf', 'mjpeg'];
+const NEW_AUDIO = ['aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba', ...WAVE2_AUDIO, ...WAVE3_AUDIO];
+const NEW_VIDEO = ['ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m', ...WAVE2_VIDEO, ...WAVE3_VIDEO];
+/** Read only: no encoder (ape), an experimental one (dts), RealVideo 1/2 only (rm), PAL/NTSC sizes only (dv); waves 2 and 3. */
+const READ_ONLY = ['ape', 'dts', 'rm', 'dv', ...WAVE2_AUDIO, ...WAVE2_VIDEO, ...WAVE3_AUDIO, ...WAVE3_VIDEO];
 /** Video formats that hold no sound: no audio targets from them. */
-const PICTURE_ONLY = new Set(['y4m', ...WAVE2_VIDEO]);
+const PICTURE_ONLY = new Set(['y4m', ...WAVE2_VIDEO, 'mjpeg']);
 const NEW = new Set([...NEW_AUDIO, ...NEW_VIDEO]);
 
 /** ffprobe's format_name for each target. */
@@ -109,6 +112,9 @@ function nistFile(pcm: Buffer, rate: number): Buffer {
   return Buffer.concat([Buffer.from(header.padEnd(1024, ' '), 'latin1'), pcm]);
 }
 
+/** A 16-bit number's bytes, big-endian. */
+const u16 = (value: number) => [value >> 8, value & 0xff];
+
 /** The shared corpus (absent outside this machine: its tests are skipped). */
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 const APE_DIR = path.join(CORPUS, 'ape');
@@ -156,6 +162,14 @@ function recipes(): Record<string, { name: string; args: string[] }> {
     hevc: [...picture, '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-pix_fmt', 'yuv420p', '-f', 'hevc'],
     ivf: [...picture, '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-f', 'ivf'],
     m2v: [...picture, '-c:v', 'mpeg2video', '-f', 'mpeg2video'],
+    // Wave 3: a GameCube stream (16-bit PCM), Lego's 8-bit sound at 8 kHz, Westwood's IMA ADPCM...
+    ast: [...tone(), '-f', 'ast'], rso: [...tone(8000), '-f', 'rso'], aud: [...tone(), '-c:a', 'adpcm_ima_ws', '-f', 'wsaud'],
+    // ...GXF (written by ffmpeg at PAL size only, as DV), WTV, SWF (Sorenson Spark and MP3), and JPEG pictures one after another.
+    gxf: ['-f', 'lavfi', '-i', `testsrc=size=720x576:rate=25:duration=${DV_SECONDS}`, ...tone(48_000, DV_SECONDS), '-shortest',
+      '-c:v', 'mpeg2video', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_s16le', '-f', 'gxf'],
+    wtv: clip(['-c:v', 'mpeg2video', '-c:a', 'mp2', '-f', 'wtv']),
+    swf: clip(['-c:v', 'flv1', '-c:a', 'libmp3lame', '-f', 'swf']),
+    mjpeg: [...picture, '-c:v', 'mjpeg', '-f', 'mjpeg'],
   };
   const all = Object.fromEntries(Object.entries(list).map(([id, args]) => [id, { name: `sample.${id}`, args }]));
   // A Blu-ray/AVCHD transport stream (192-byte packets), under its usual name: read as ts.
@@ -169,6 +183,8 @@ interface Sample { bytes: Buffer; name: string; format: string; facts: MediaFact
 let server: RunningServer;
 let catalogue: readonly CatalogueEntry[];
 const samples: Record<string, Sample> = {};
+/** Samples made at once, while the server starts. */
+const SAMPLES_AT_ONCE = 4;
 
 async function describeSample(key: string, file: string, format: string): Promise<void> {
   const facts = await probeMedia(file, { countFrames: true });
@@ -181,10 +197,15 @@ async function describeSample(key: string, file: string, format: string): Promis
 before(async () => {
   const dir = await tempDir('convertd-media-formats-');
   const make = async () => {
-    await Promise.all(Object.entries(recipes()).map(async ([key, { name, args }]) => {
-      const file = path.join(dir, name);
-      await ffmpeg([...args, file]);
-      await describeSample(key, file, key === 'm2ts' ? 'ts' : key);
+    // A few at a time: fifty ffmpeg runs at once on two cores are no faster, and starve the jobs of other tests.
+    const queue = Object.entries(recipes());
+    await Promise.all(Array.from({ length: SAMPLES_AT_ONCE }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const [key, { name, args }] = next;
+        const file = path.join(dir, name);
+        await ffmpeg([...args, file]);
+        await describeSample(key, file, key === 'm2ts' ? 'ts' : key);
+      }
     }));
     await fs.writeFile(path.join(dir, 'sample.amr'), amrFile(SECONDS));
     await describeSample('amr', path.join(dir, 'sample.amr'), 'amr');
@@ -194,8 +215,10 @@ before(async () => {
     await describeSample('nist', path.join(dir, 'sample.sph'), 'nist');
     if (APE_SAMPLE) await describeSample('ape', path.join(APE_DIR, APE_SAMPLE), 'ape');
   };
-  // The server is kept as soon as it runs, so that `after` stops it even if a sample failed.
-  await Promise.all([startServer({ CONVERTD_RATE_LIMITS: 'off' }).then((running) => { server = running; }), make()]);
+  // The server first, then the samples: made beside its start, they kept it from starting within its
+  // minute on a busy machine. It is kept as soon as it runs, so that `after` stops it even if a sample failed.
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
+  await make();
   catalogue = await fetchCatalogue(server.url);
 });
 after(async () => {
@@ -343,7 +366,8 @@ describe('hostile: the new containers cannot steer ffmpeg into reading other fil
 
   test('a playlist or concat script named as one of them is refused at submission', async () => {
     for (const ext of ['ts', 'm2ts', 'mts', 'mxf', 'vob', 'nut', 'f4v', 'dv', 'y4m', 'rm', 'wv', 'tta', 'mka', 'weba', 'caf', 'au', 'w64', 'gsm', 'dts', 'spx', 'aac',
-      'eac3', 'ec3', 'adx', 'sox', 'sf', 'ircam', 'nist', 'sph', 'mmf', 'h264', '264', 'avc', 'hevc', 'h265', '265', 'ivf', 'm2v', 'm1v']) {
+      'eac3', 'ec3', 'adx', 'sox', 'sf', 'ircam', 'nist', 'sph', 'mmf', 'h264', '264', 'avc', 'hevc', 'h265', '265', 'ivf', 'm2v', 'm1v',
+      'ast', 'rso', 'aud', 'gxf', 'wtv', 'swf', 'mjpeg', 'mjpg']) {
       for (const [label, text] of [['hls', playlist], ['concat', concat]] as const) {
         const body = await expectError(await submit(server.url, Buffer.from(text), `video.${ext}`, 'mp4'), 415, 'unsupported_format');
         assert.ok(body, `${label} as .${ext}`);
@@ -361,6 +385,13 @@ describe('hostile: the new containers cannot steer ffmpeg into reading other fil
       adx: Buffer.concat([Buffer.from([0x80, 0x00, 0x00, 0x0a, 0, 0, 0, 0]), Buffer.from('(c)CRI')]), sox: Buffer.from('.SoX'),
       ircam: Buffer.from([0x64, 0xa3, 0x01, 0x00]), nist: Buffer.from('NIST_1A\n   1024\n'), mmf: Buffer.from('MMMD'),
       h264: Buffer.from([0, 0, 0, 1, 0x67, 0x42]), hevc: Buffer.from([0, 0, 0, 1, 0x40, 0x01]), ivf: Buffer.from('DKIF'),
+      ast: Buffer.from('STRM'), gxf: Buffer.from([0, 0, 0, 0, 1, 0xbc, 0, 0, 1, 0x58, 0, 0, 0, 0, 0xe1, 0xe2]),
+      wtv: Buffer.from([0xb7, 0xd8, 0x00, 0x20, 0x37, 0x49, 0xda, 0x11, 0xa6, 0x4e, 0x00, 0x07, 0xe9, 0x5e, 0xad, 0x8d]), swf: Buffer.from('FWS\x06'),
+      // Westwood AUD's header (22.05 kHz, IMA ADPCM) and first chunk's marker.
+      aud: Buffer.from([0x22, 0x56, 0x10, 0, 0, 0, 0x40, 0, 0, 0, 0, 99, 0x10, 0, 0x40, 0, 0xaf, 0xde, 0, 0]),
+      // RSO's header: 8-bit PCM, the size of what follows, 8 kHz.
+      rso: Buffer.from([0x01, 0x00, ...u16(Buffer.byteLength(`\n${playlist}${concat}`)), 0x1f, 0x40, 0, 0]),
+      mjpeg: Buffer.from([0xff, 0xd8, 0xff, 0xe0]),
     };
     await Promise.all(Object.entries(heads).map(async ([format, head]) => {
       const response = await submit(server.url, Buffer.concat([head, Buffer.from(`\n${playlist}${concat}`)]), `x.${format}`, PICTURE_ONLY.has(format) ? 'mkv' : 'wav');
@@ -370,6 +401,15 @@ describe('hostile: the new containers cannot steer ffmpeg into reading other fil
         return;
       }
       const { final } = await waitForJob(server.url, answer.job_id!);
+      if (format === 'rso') {
+        // RSO's header is followed by bare 8-bit samples: whatever follows it is sound. The result
+        // is the upload's own bytes played at 8 kHz, as long as they are, and nothing else.
+        assert.equal(final.status, 'done', JSON.stringify(final));
+        const { bytes } = await download(server.url, final.download_url!);
+        const sound = await decodeSound(await writeTemp(bytes, 'out.wav'));
+        assert.ok(Math.abs(sound.seconds - Buffer.byteLength(`\n${playlist}${concat}`) / 8000) < 0.002, `${sound.seconds} s`);
+        return;
+      }
       assert.equal(final.status, 'error', `${format}: ${JSON.stringify(final)}`);
       assert.ok(['corrupt_input', 'unsupported_format', 'conversion_failed'].includes(final.error!.code), `${format}: ${final.error!.code}`);
     }));

@@ -1,4 +1,4 @@
-// Every subtitle pair the catalogue advertises (ffmpeg: eight formats read, four written, and the
+// Every subtitle pair the catalogue advertises (ffmpeg: fifteen formats read, five written, and the
 // first subtitle stream of six video containers), from samples this test writes itself: three cues
 // in Latin (with Windows-1252's dash and euro sign), Cyrillic and Japanese, one of them on two
 // lines. Each output is read by our own parsers (test/helpers/read_subtitles.py: Python, no ffmpeg)
@@ -14,7 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { convert, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
+import { convert, download, expectError, fetchCatalogue, submit, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -24,8 +24,10 @@ const READER = path.join(import.meta.dirname, 'helpers', 'read_subtitles.py');
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 
 /** The formats read, the formats written, and the videos whose first subtitle stream is extracted. */
-const SOURCES = ['srt', 'vtt', 'ass', 'ssa', 'sub', 'mpl2', 'smi', 'subviewer'];
-const TARGETS = ['srt', 'vtt', 'ass', 'ttml'];
+/** The third wave's formats read (issue #30): JACOsub, Scenarist, PJS, RealText, VPlayer, AQTitle, LRC. */
+const WAVE3_SOURCES = ['jss', 'scc', 'pjs', 'rt', 'vplayer', 'aqt', 'lrc'];
+const SOURCES = ['srt', 'vtt', 'ass', 'ssa', 'sub', 'mpl2', 'smi', 'subviewer', ...WAVE3_SOURCES];
+const TARGETS = ['srt', 'vtt', 'ass', 'ttml', 'lrc'];
 const VIDEOS = ['mkv', 'webm', 'mp4', 'mov', 'm4v', '3gp'];
 /**
  * Times may differ by this much (seconds): ASS keeps hundredths of a second. Every sample time is a
@@ -33,6 +35,8 @@ const VIDEOS = ['mkv', 'webm', 'mp4', 'mov', 'm4v', '3gp'];
  * tenths), so only rounding is allowed for.
  */
 const TIME_TOLERANCE = 0.011;
+/** SCC's times are frames at 29.97 a second, which ffmpeg reads as 33 ms each: one frame more. */
+const SCC_TOLERANCE = TIME_TOLERANCE + 1 / 29.97;
 
 interface Cue { start: number; end: number; lines: string[] }
 /** The cues of every sample: Latin with Windows-1252's own characters, Cyrillic on two lines, Japanese. */
@@ -41,6 +45,19 @@ const CUES: readonly Cue[] = [
   { start: 3.0, end: 4.2, lines: ['Привет, мир', 'Съешь же ещё этих булок'] },
   { start: 5.0, end: 6.8, lines: ['日本語の字幕です'] },
 ];
+/**
+ * SCC carries EIA-608 captions, whose character set is ASCII's but for nine code points and a few
+ * accented letters: its sample is plain English, one cue on two rows.
+ */
+const SCC_CUES: readonly Cue[] = [
+  { start: 1.0, end: 2.4, lines: ['Hello, world.'] },
+  { start: 3.0, end: 4.2, lines: ['Two rows here', 'and the second one'] },
+  { start: 5.0, end: 6.8, lines: ['Third caption!'] },
+];
+/** The cues a source's sample holds. */
+const cuesOf = (source: string) => (source === 'scc' ? SCC_CUES : CUES);
+/** LRC holds one line per time: a cue's lines are joined by a space there, on either side. */
+const joinerOf = (source: string, target: string) => (source === 'lrc' || target === 'lrc' ? ' ' : '\n');
 
 const pad = (value: number, width = 2) => String(value).padStart(width, '0');
 function clock(seconds: number, separator: string, fractionDigits = 3): string {
@@ -67,10 +84,64 @@ function writeSubtitles(format: string, cues: readonly Cue[] = CUES): string {
     case 'mpl2': return cues.map((cue) => `[${Math.round(cue.start * 10)}][${Math.round(cue.end * 10)}]${cue.lines.join('|')}\n`).join('');
     case 'smi': return `<SAMI>\n<HEAD>\n<TITLE>Sample</TITLE>\n<STYLE TYPE="text/css"><!--\nP { font-family: Arial; }\n.ENCC { Name: English; lang: en-US; }\n--></STYLE>\n</HEAD>\n<BODY>\n${
       cues.map((cue) => `<SYNC Start=${Math.round(cue.start * 1000)}><P Class=ENCC>${cue.lines.join('<br>')}\n<SYNC Start=${Math.round(cue.end * 1000)}><P Class=ENCC>&nbsp;\n`).join('')}</BODY>\n</SAMI>\n`;
+    // JACOsub at its default 30 frames a second: "H:MM:SS.FF", a line break written \n.
+    case 'jss': return `#TITLE Sample\n#TIMERES 30\n\n${cues.map((cue) => `${jacoTime(cue.start)} ${jacoTime(cue.end)} D ${cue.lines.join('\\n')}\n`).join('')}`;
+    case 'scc': return sccFile(cues);
+    // PJS in tenths of a second, its lines apart by "|".
+    case 'pjs': return cues.map((cue) => `${Math.round(cue.start * 10)},${Math.round(cue.end * 10)},"${cue.lines.join('|')}"\n`).join('');
+    case 'rt': return `<window duration="00:01:00.00" wordwrap="true" bgcolor="black">\n${
+      cues.map((cue) => `<time begin="${centi(cue.start)}" end="${centi(cue.end)}"/><clear/>${cue.lines.join('<br/>')}\n`).join('')}</window>\n`;
+    // VPlayer has start times only: an empty line at a cue's end clears it.
+    case 'vplayer': return cues.map((cue) => `${clock(cue.start, '.', 2)}:${cue.lines.join('|')}\n${clock(cue.end, '.', 2)}:\n`).join('');
+    // AQTitle: frames at 25 a second; an empty cue clears.
+    case 'aqt': return cues.map((cue) => `-->> ${Math.round(cue.start * 25)}\n${cue.lines.join('\n')}\n-->> ${Math.round(cue.end * 25)}\n\n`).join('');
+    case 'lrc': return `[ti:Sample]\n[ar:convertd]\n[length:00:10]\n${cues.map((cue) => `${lrcTime(cue.start)}${cue.lines.join(' ')}\n${lrcTime(cue.end)}\n`).join('')}`;
     case 'subviewer': return `[INFORMATION]\n[TITLE]Sample\n[AUTHOR]convertd\n[END INFORMATION]\n[SUBTITLE]\n${
       cues.map((cue) => `${centi(cue.start).padStart(11, '0')},${centi(cue.end).padStart(11, '0')}\n${cue.lines.join('[br]')}\n`).join('\n')}`;
     default: throw new Error(`no writer for ${format}`);
   }
+}
+
+function jacoTime(seconds: number): string {
+  const whole = Math.floor(seconds + 1e-9);
+  return `${Math.floor(whole / 3600)}:${pad(Math.floor(whole / 60) % 60)}:${pad(whole % 60)}.${pad(Math.round((seconds - whole) * 30))}`;
+}
+function lrcTime(seconds: number): string {
+  const hundredths = Math.round(seconds * 100);
+  return `[${pad(Math.floor(hundredths / 6000))}:${pad(Math.floor(hundredths / 100) % 60)}.${pad(hundredths % 100)}]`;
+}
+
+/**
+ * Scenarist SCC, as caption tools write pop-on captions: each caption is loaded off screen half a
+ * second early (erase non-displayed memory, resume caption loading, a row address and the text as
+ * EIA-608 byte pairs, odd parity), shown at its start (end of caption) and erased at its end. Time
+ * codes are frames at 30 a second, which the sample's times are whole numbers of.
+ */
+function sccFile(cues: readonly Cue[]): string {
+  const parity = (byte: number) => (byte.toString(2).split('1').length % 2 === 1 ? byte | 0x80 : byte);
+  const word = (a: number, b: number) => `${parity(a).toString(16).padStart(2, '0')}${parity(b).toString(16).padStart(2, '0')}`;
+  const text = (line: string) => {
+    const codes = [...line].map((char) => char.charCodeAt(0));
+    const words: string[] = [];
+    for (let i = 0; i < codes.length; i += 2) words.push(i + 1 < codes.length ? word(codes[i]!, codes[i + 1]!) : `${parity(codes[i]!).toString(16)}80`);
+    return words;
+  };
+  const timecode = (seconds: number) => {
+    const frames = Math.round(seconds * 30);
+    return `00:${pad(Math.floor(frames / 1800))}:${pad(Math.floor(frames / 30) % 60)}:${pad(frames % 30)}`;
+  };
+  // Row addresses (column 0, white) of rows 14 and 15, the bottom two.
+  const rows = [[0x14, 0x50], [0x14, 0x70]] as const;
+  const lines = ['Scenarist_SCC V1.0', ''];
+  for (const cue of cues) {
+    const load = ['94ae', '94ae', '9420', '9420'];
+    cue.lines.forEach((line, i) => {
+      const [a, b] = rows[rows.length - cue.lines.length + i]!;
+      load.push(word(a, b), word(a, b), ...text(line));
+    });
+    lines.push(`${timecode(cue.start - 0.5)}\t${load.join(' ')}`, '', `${timecode(cue.start)}\t942f 942f`, '', `${timecode(cue.end)}\t942c 942c`, '');
+  }
+  return lines.join('\n');
 }
 
 let server: RunningServer;
@@ -110,13 +181,13 @@ async function readOne(bytes: Buffer, format: string): Promise<Read> {
   return read;
 }
 
-/** The output holds the sample's cues: same text, line for line, and times within the tolerance. */
-function assertCues(read: Read, expected: readonly Cue[], where: string): void {
+/** The output holds the sample's cues: same text, line for line (or joined by `joiner`), and times within the tolerance. */
+function assertCues(read: Read, expected: readonly Cue[], where: string, joiner = '\n', tolerance = TIME_TOLERANCE): void {
   const cues = read.cues!;
-  assert.deepEqual(cues.map((cue) => cue.text), expected.map((cue) => cue.lines.join('\n')), `${where}: the cues' text`);
+  assert.deepEqual(cues.map((cue) => cue.text), expected.map((cue) => cue.lines.join(joiner)), `${where}: the cues' text`);
   for (const [i, cue] of cues.entries()) {
-    assert.ok(Math.abs(cue.start - expected[i]!.start) <= TIME_TOLERANCE, `${where}: cue ${i + 1} starts at ${cue.start}, not ${expected[i]!.start}`);
-    assert.ok(Math.abs(cue.end - expected[i]!.end) <= TIME_TOLERANCE, `${where}: cue ${i + 1} ends at ${cue.end}, not ${expected[i]!.end}`);
+    assert.ok(Math.abs(cue.start - expected[i]!.start) <= tolerance, `${where}: cue ${i + 1} starts at ${cue.start}, not ${expected[i]!.start}`);
+    assert.ok(Math.abs(cue.end - expected[i]!.end) <= tolerance, `${where}: cue ${i + 1} ends at ${cue.end}, not ${expected[i]!.end}`);
   }
 }
 
@@ -149,9 +220,9 @@ describe('every subtitle file converts to every target, keeping each cue\'s text
     for (const target of TARGETS.filter((t) => t !== source)) {
       test(`${source} → ${target}`, async () => {
         // Named .txt: the content tells the format (MicroDVD and SubViewer files share .sub, MPL2's are .txt).
-        const { record, bytes } = await convert(server.url, Buffer.from(writeSubtitles(source)), 'captions.txt', target);
+        const { record, bytes } = await convert(server.url, Buffer.from(writeSubtitles(source, cuesOf(source))), 'captions.txt', target);
         assert.equal(record.source, source, 'recognised by its content');
-        assertCues(await readOne(bytes, target), CUES, `${source} → ${target}`);
+        assertCues(await readOne(bytes, target), cuesOf(source), `${source} → ${target}`, joinerOf(source, target), source === 'scc' ? SCC_TOLERANCE : TIME_TOLERANCE);
       });
     }
   }
@@ -163,7 +234,7 @@ describe('the first subtitle stream of every video container converts to every t
       test(`${source} → ${target}`, async () => {
         const { record, bytes } = await convert(server.url, await video(source), `clip.${source}`, target);
         assert.equal(record.source, source);
-        assertCues(await readOne(bytes, target), CUES, `${source} → ${target}`);
+        assertCues(await readOne(bytes, target), CUES, `${source} → ${target}`, joinerOf(source, target));
       });
     }
   }
@@ -242,6 +313,70 @@ test('markup and script in a subtitle\'s text stay text in WebVTT and TTML, and 
   // A playlist dressed as SubRip has no subtitle signature: refused at upload, ffmpeg never opens it.
   const playlist = '#EXTM3U\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n';
   await expectError(await submit(server.url, Buffer.from(playlist), 'film.srt', 'vtt'), 415, 'unsupported_format');
+});
+
+describe('hostile: the third wave\'s subtitle formats', { concurrency: 2 }, () => {
+  test('each in Windows-1252 and in UTF-16 (with its byte-order mark) comes out as the same text', async () => {
+    const latin = CUES.slice(0, 1);
+    await Promise.all(['jss', 'pjs', 'rt', 'vplayer', 'aqt', 'lrc'].map(async (source) => {
+      const uploads: Array<[string, Buffer, readonly Cue[]]> = [
+        ['Windows-1252', Buffer.from(writeSubtitles(source, latin).replace('—', '\x97').replace('€', '\x80').replaceAll('\n', '\r\n'), 'latin1'), latin],
+        ['UTF-16LE', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(writeSubtitles(source), 'utf16le')]), CUES],
+      ];
+      for (const [encoding, data, cues] of uploads) {
+        const { record, bytes } = await convert(server.url, data, `lyrics.${source}`, 'srt');
+        assert.equal(record.source, source, `${source} in ${encoding}`);
+        assertCues(await readOne(bytes, 'srt'), cues, `${source} in ${encoding} → srt`, joinerOf(source, 'srt'));
+      }
+    }));
+  });
+
+  test('a million cues are refused at once (input_too_complex), a line of LRC time stamps counting one each', async () => {
+    const many = 1_000_000;
+    const uploads: Array<[string, string]> = [
+      // Every time stamp of a line is a cue of its own: one line of a million is a million cues.
+      ['chorus.lrc', `[ti:x]\n${'[00:01.00]'.repeat(many)}la\n`],
+      ['many.vplayer', Array.from({ length: many }, (_, i) => `0:00:${pad(i % 60)}:x\n`).join('')],
+      ['many.pjs', Array.from({ length: many }, () => '1,2,"x"\n').join('')],
+    ];
+    for (const [name, text] of uploads) {
+      const jobId = await submitOk(server.url, Buffer.from(text), name, 'srt');
+      const { final } = await waitForJob(server.url, jobId);
+      assert.equal(final.error?.code, 'input_too_complex', name);
+      assert.match(final.error!.message, /more than 100000 cues/, name);
+    }
+  });
+
+  test('a playlist or concat script named as one of them is refused at submission', async () => {
+    const playlist = '#EXTM3U\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n';
+    const concat = 'ffconcat version 1.0\nfile /etc/passwd\n';
+    for (const ext of ['jss', 'scc', 'pjs', 'rt', 'vplayer', 'aqt', 'lrc']) {
+      for (const text of [playlist, concat]) await expectError(await submit(server.url, Buffer.from(text), `film.${ext}`, 'srt'), 415, 'unsupported_format');
+    }
+  });
+
+  test('behind one of their signatures, a playlist or an include is read as text at most, never followed', async () => {
+    const playlist = '#EXTM3U\n#EXTINF:1,\nfile:/etc/passwd\n#EXT-X-ENDLIST\nffconcat version 1.0\nfile /etc/passwd\n';
+    const uploads: Array<[string, string]> = [
+      ['x.scc', `Scenarist_SCC V1.0\n\n${playlist}`],
+      ['x.aqt', `-->> 25\n${playlist}-->> 50\n\n`],
+      ['x.rt', `<window>\n<time begin="1"/>${playlist}</window>`],
+      // JACOsub's #INCLUDE names another file to read: ffmpeg's reader ignores it.
+      ['x.jss', '#INCLUDE /etc/passwd\n#INCLUDE ../inputs/other.jss\n0:00:01.00 0:00:02.00 D shown\n'],
+      ['x.lrc', `[ti:x]\n[00:01.00]${playlist.split('\n').join('\n[00:01.50]')}\n`],
+    ];
+    for (const [name, text] of uploads) {
+      const jobId = await submitOk(server.url, Buffer.from(text), name, 'vtt');
+      const { final } = await waitForJob(server.url, jobId);
+      if (final.status === 'error') {
+        assert.ok(['corrupt_input', 'conversion_failed'].includes(final.error!.code), `${name}: ${final.error!.code}`);
+        continue;
+      }
+      const out = (await download(server.url, final.download_url!)).bytes.toString('utf8');
+      assert.doesNotMatch(out, /root:/, name);
+      if (name === 'x.jss') assert.deepEqual((await readOne(Buffer.from(out), 'vtt')).cues!.map((cue) => cue.text), ['shown']);
+    }
+  });
 });
 
 const CORPUS_FAMILIES = ['srt', 'vtt', 'ass', 'sub'];

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reads subtitle files with parsers of our own, independent of ffmpeg, for the subtitle tests.
 
-Usage: read_subtitles.py FILE...   (the format is the file's extension: srt, vtt, ass or ttml)
+Usage: read_subtitles.py FILE...   (the format is the file's extension: srt, vtt, ass, ttml or lrc)
 Prints one JSON object: {FILE: {"cues": [{"start", "end", "text"}], "tags": [...]} or {"error": ...}}.
 Times are seconds; a cue's text is what a viewer reads: styling removed, entities decoded, its
 lines joined by "\n". "tags" lists the markup found in the cue text (WebVTT tag names, TTML element
@@ -100,7 +100,29 @@ def read_ttml(raw):
     return cues, tags
 
 
-READERS = {'srt': read_srt, 'vtt': read_vtt, 'ass': read_ass, 'ssa': read_ass, 'ttml': read_ttml}
+LRC_TIME = re.compile(r'\[(\d+):(\d{1,2}(?:[.:]\d{1,3})?)\]')
+
+
+def read_lrc(text):
+    """LRC: each timed line shows from its time until the next timed line; a line without text clears."""
+    timed = []
+    for line in text.replace('\r\n', '\n').split('\n'):
+        stamps = []
+        while LRC_TIME.match(line):
+            match = LRC_TIME.match(line)
+            stamps.append(int(match.group(1)) * 60 + float(match.group(2).replace(':', '.')))
+            line = line[match.end():]
+        timed += [(stamp, line.strip()) for stamp in stamps]
+    timed.sort(key=lambda entry: entry[0])
+    cues = []
+    for (start, body), following in zip(timed, timed[1:] + [None]):
+        if body:
+            assert following is not None, f'the last lyric ({body!r}) never ends'
+            cues.append({'start': start, 'end': following[0], 'text': body})
+    return cues, []
+
+
+READERS = {'lrc': read_lrc, 'srt': read_srt, 'vtt': read_vtt, 'ass': read_ass, 'ssa': read_ass, 'ttml': read_ttml}
 
 result = {}
 for path in sys.argv[1:]:

@@ -1,8 +1,8 @@
 // The audio and video containers added for issue #30: formats ffmpeg 5.1 reads (and most of them
 // writes) beyond the common ones of formats.ts. Each is recognised by its content: file-type knows
 // ADTS AAC, WavPack, Monkey's Audio, CAF, Creative Voice, MPEG audio layer II, Ogg Speex, MPEG-TS,
-// MXF and RealMedia; the signatures below are for those it does not know. Formats that share a
-// container's signature (Matroska audio, WebM audio, F4V, VOB) are told by the upload's name.
+// MXF, RealMedia and SWF; the signatures below are for those it does not know. Formats that share a
+// container's signature (Matroska audio, WebM audio, F4V, VOB, raw MJPEG) are told by the upload's name.
 import { isUtf8 } from 'node:buffer';
 import type { FormatDefinition } from '../../formats/catalogue.ts';
 
@@ -80,6 +80,36 @@ const isHevc = (head: Buffer) => {
   return nal !== undefined && nal.length > 1 && HEVC_FIRST_NAL.has(nal[0]!) && nal[1] === 0x01;
 };
 
+/** GXF: a MAP packet first, its header's leader 00 00 00 00 01 BC and trailer E1 E2 at bytes 14-15, as ffmpeg's probe checks. */
+const isGxf = (head: Buffer) => startsWith(head, [0, 0, 0, 0, 1, 0xbc]) && startsWith(head.subarray(10), [0, 0, 0, 0, 0xe1, 0xe2]);
+
+/** Windows Television: the file starts with WTV's header GUID. */
+const WTV_GUID = [0xb7, 0xd8, 0x00, 0x20, 0x37, 0x49, 0xda, 0x11, 0xa6, 0x4e, 0x00, 0x07, 0xe9, 0x5e, 0xad, 0x8d];
+
+/**
+ * Westwood Studios AUD (Command & Conquer and kin): a 12-byte header (rate 8-48 kHz, sizes, flags,
+ * codec 1 or 99), then the first chunk's marker 0x0000DEAF at byte 16, as ffmpeg's probe checks.
+ */
+function isWestwoodAud(head: Buffer): boolean {
+  if (head.length < 20) return false;
+  const rate = head.readUInt16LE(0);
+  return rate >= 8000 && rate <= 48_000 && (head[10]! & ~3) === 0 && (head[11] === 1 || head[11] === 99) && head.readUInt32LE(16) === 0x0000deaf;
+}
+
+/**
+ * Lego Mindstorms RSO: an 8-byte header, big-endian: the codec (0x0100 8-bit PCM, 0x0101 IMA
+ * ADPCM), the data's size, the sample rate, and two zero bytes; ffmpeg has no probe for it. Weak on
+ * its own, so the rate must be a real one (2-48 kHz) and, for a file that fits in the head, the
+ * size must be the bytes after the header.
+ */
+function isRso(head: Buffer): boolean {
+  if (head.length < 9 || head[0] !== 0x01 || (head[1] !== 0x00 && head[1] !== 0x01) || head[6] !== 0 || head[7] !== 0) return false;
+  const size = head.readUInt16BE(2);
+  const rate = head.readUInt16BE(4);
+  const whole = head.length < 8192;
+  return size > 0 && rate >= 2000 && rate <= 48_000 && (whole ? size === head.length - 8 : true);
+}
+
 export const MEDIA_CONTAINERS: readonly FormatDefinition[] = [
   // Audio.
   { id: 'aac', name: 'AAC audio (ADTS stream)', category: 'audio', mediaType: 'audio/aac', extensions: ['aac', 'adts'], detect: 'magic' },
@@ -106,6 +136,10 @@ export const MEDIA_CONTAINERS: readonly FormatDefinition[] = [
   // NIST SPHERE: a text header of 1024 bytes (usually) that starts with its name, then the samples.
   { id: 'nist', name: 'NIST SPHERE audio', category: 'audio', mediaType: 'audio/x-nist', extensions: ['nist', 'sph'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 8) === 'NIST_1A\n' },
   { id: 'mmf', name: 'Yamaha SMAF audio (MMF)', category: 'audio', mediaType: 'application/vnd.smaf', extensions: ['mmf'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 4) === 'MMMD' },
+  // Wave 3, read only (engine.ts says why): a GameCube/Wii stream, a Lego Mindstorms sound, a Westwood game's.
+  { id: 'ast', name: 'AST audio (Nintendo)', category: 'audio', mediaType: 'audio/x-ast', extensions: ['ast'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 4) === 'STRM' },
+  { id: 'rso', name: 'Lego Mindstorms RSO audio', category: 'audio', mediaType: 'audio/x-rso', extensions: ['rso'], detect: 'magic', signature: isRso },
+  { id: 'aud', name: 'Westwood Studios audio (AUD)', category: 'audio', mediaType: 'audio/x-westwood-aud', extensions: ['aud'], detect: 'magic', signature: isWestwoodAud },
   // Video. An M2TS (Blu-ray, AVCHD .mts) is a transport stream with 4-byte time codes before each
   // packet: read as one; written, the result is a plain TS.
   { id: 'ts', name: 'MPEG transport stream (TS, M2TS/MTS)', category: 'video', mediaType: 'video/mp2t', extensions: ['ts', 'm2ts', 'mts', 'm2t'], detect: 'magic' },
@@ -124,5 +158,10 @@ export const MEDIA_CONTAINERS: readonly FormatDefinition[] = [
   { id: 'hevc', name: 'HEVC/H.265 video (raw stream)', category: 'video', mediaType: 'video/h265', extensions: ['hevc', 'h265', '265'], detect: 'magic', signature: isHevc },
   // IVF: "DKIF", then the codec's FourCC (VP80, VP90, AV01).
   { id: 'ivf', name: 'IVF video (VP8/VP9/AV1)', category: 'video', mediaType: 'video/x-ivf', extensions: ['ivf'], detect: 'magic', signature: (head) => head.toString('latin1', 0, 4) === 'DKIF' },
+  // Wave 3, read only. Raw MJPEG is JPEG pictures one after the other: file-type calls it jpg, the name tells.
+  { id: 'gxf', name: 'General eXchange Format (GXF)', category: 'video', mediaType: 'application/x-gxf', extensions: ['gxf'], detect: 'magic', signature: isGxf },
+  { id: 'wtv', name: 'Windows Television (WTV)', category: 'video', mediaType: 'video/x-wtv', extensions: ['wtv'], detect: 'magic', signature: (head) => startsWith(head, WTV_GUID) },
+  { id: 'swf', name: 'Shockwave Flash video (SWF)', category: 'video', mediaType: 'application/x-shockwave-flash', extensions: ['swf'], detect: 'magic' },
+  { id: 'mjpeg', name: 'Motion JPEG video (raw stream)', category: 'video', mediaType: 'video/x-motion-jpeg', extensions: ['mjpeg', 'mjpg'], detect: 'magic', signatureOf: 'jpg', nameDecides: true },
   { id: 'm2v', name: 'MPEG-1/2 video (elementary stream)', category: 'video', mediaType: 'video/mpv', extensions: ['m2v', 'm1v'], detect: 'magic', signatureOf: 'mpeg', nameDecides: true },
 ];

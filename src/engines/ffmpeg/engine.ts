@@ -27,33 +27,43 @@ import {
 // every clip would be scaled and padded). The second lines (wave 2) are read only too: formats
 // people receive and want out of (a camera's or an encoder's raw stream, a game's or a phone's
 // sound, a speech corpus), not ones to make; as targets each would be one of every source's.
-// The raw video streams hold no sound and declare no duration: no progress figure for them.
+// The raw video streams hold no sound and declare no duration: no progress figure for them. The
+// third lines (wave 3) are read only for the same reason: a console's or a toy's or an old game's
+// sound, a broadcaster's (GXF) or a Windows Media Center recording (WTV), a Flash animation, a
+// webcam's or an IP camera's Motion JPEG. GXF is also written by ffmpeg only at PAL or NTSC sizes.
+// SWF and raw MJPEG declare no duration either.
 const AUDIO_SOURCES = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'wma', 'ac3', 'amr',
   'aac', 'wv', 'ape', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'dts', 'spx', 'gsm', 'w64', 'weba',
-  'eac3', 'adx', 'sox', 'ircam', 'nist', 'mmf'];
+  'eac3', 'adx', 'sox', 'ircam', 'nist', 'mmf',
+  'ast', 'rso', 'aud'];
 const AUDIO_TARGETS = ['mp3', 'wav', 'flac', 'ogg', 'opus', 'm4a', 'aiff',
   'aac', 'wv', 'tta', 'mka', 'caf', 'au', 'voc', 'mp2', 'spx', 'gsm', 'w64', 'weba'];
 const VIDEO_SOURCES = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'mpeg', 'flv', '3gp', 'wmv', 'ogv', 'm4v',
   'ts', 'mxf', 'dv', 'vob', 'nut', 'f4v', 'rm', 'y4m',
-  'h264', 'hevc', 'ivf', 'm2v'];
+  'h264', 'hevc', 'ivf', 'm2v',
+  'gxf', 'wtv', 'swf', 'mjpeg'];
 const VIDEO_TARGETS = ['mp4', 'webm', 'mkv', 'mov', 'avi', 'gif',
   'ts', 'mxf', 'vob', 'nut', 'f4v', 'y4m'];
 /** Video containers that hold no sound: no audio target from them, and none of them writes it. */
-const PICTURE_ONLY = new Set(['y4m', 'h264', 'hevc', 'ivf', 'm2v']);
+const PICTURE_ONLY = new Set(['y4m', 'h264', 'hevc', 'ivf', 'm2v', 'mjpeg']);
 
 /**
  * Demuxers ffmpeg may use: nothing that reads other files (hls, dash, concat, image2 sequences,
- * imf...). The second line's were checked for it too (docs/security.md#ffmpeg): none of them opens
- * another file or URL (mov's external data references stay off, ffmpeg's default).
+ * imf...). The second and third lines' were checked for it too (docs/security.md#ffmpeg): none of
+ * them opens another file or URL (mov's external data references stay off, ffmpeg's default).
+ * jpeg_pipe reads JPEG pictures from the one file, one after the other: it is image2's pipe form,
+ * which has no file-name pattern (image2 itself, which has, stays off).
  */
 const DEMUXERS = 'mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mp3,wav,flac,ogg,aac,mpeg,flv,asf,aiff,ac3,amr,gif,'
   + 'wv,ape,tta,caf,au,voc,dts,gsm,w64,mpegts,mxf,dv,nut,rm,yuv4mpegpipe,'
-  + 'eac3,adx,sox,ircam,nistsphere,mmf,h264,hevc,ivf,mpegvideo';
+  + 'eac3,adx,sox,ircam,nistsphere,mmf,h264,hevc,ivf,mpegvideo,'
+  + 'gxf,wtv,swf,jpeg_pipe,ast,rso,wsaud';
 /** Containers accepted, as ffmpeg names them (each a demuxer of the list above). */
 const ACCEPTED_CONTAINERS = new Set([
   'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'mp3', 'wav', 'flac', 'ogg', 'aac', 'mpeg', 'flv', 'asf', 'aiff', 'ac3', 'amr', 'gif',
   'wv', 'ape', 'tta', 'caf', 'au', 'voc', 'dts', 'gsm', 'w64', 'mpegts', 'mxf', 'dv', 'nut', 'rm', 'yuv4mpegpipe',
   'eac3', 'adx', 'sox', 'ircam', 'nistsphere', 'mmf', 'h264', 'hevc', 'ivf', 'mpegvideo',
+  'gxf', 'wtv', 'swf', 'jpeg_pipe', 'ast', 'rso', 'wsaud',
 ]);
 
 /**

@@ -1,7 +1,8 @@
 // Subtitles through ffmpeg: a subtitle file to another subtitle format, and the first subtitle
 // stream of a video to a subtitle file. ffmpeg 5.1 reads SubRip, WebVTT, ASS/SSA, MicroDVD, MPL2,
-// SAMI and SubViewer, and writes SubRip, WebVTT, ASS and TTML (its ssa encoder writes ASS headers,
-// and it has no MicroDVD, MPL2, SAMI or SubViewer encoder: those are read only).
+// SAMI, SubViewer, JACOsub, Scenarist (SCC), PJS, RealText, VPlayer, AQTitle and LRC, and writes
+// SubRip, WebVTT, ASS and TTML (its ssa encoder writes ASS headers; the others have no encoder and
+// are read only). LRC is written here from ffmpeg's SubRip (its own lrc muxer drops every end time).
 //
 // Safety (docs/security.md#subtitles): the demuxer is forced from the sniffed format and is the
 // only one on ffmpeg's format allow-list, with the file protocol only, in the same sandbox as every
@@ -19,6 +20,7 @@ import type { ConversionEdge, ConvertRequest } from '../types.ts';
 /** The subtitle formats ffmpeg reads, and the demuxer each is read with. */
 const SUBTITLE_DEMUXERS: Readonly<Record<string, string>> = {
   srt: 'srt', vtt: 'webvtt', ass: 'ass', ssa: 'ass', sub: 'microdvd', mpl2: 'mpl2', smi: 'sami', subviewer: 'subviewer',
+  jss: 'jacosub', scc: 'scc', pjs: 'pjs', rt: 'realtext', vplayer: 'vplayer', aqt: 'aqtitle', lrc: 'lrc',
 };
 /** Video containers that carry text subtitles (Matroska: SubRip, ASS, WebVTT; MPEG-4: 3GPP timed text), and their demuxer. */
 const VIDEO_DEMUXERS: Readonly<Record<string, string>> = {
@@ -31,7 +33,11 @@ const WRITERS: Readonly<Record<string, { encoder: string; muxer: string }>> = {
   ass: { encoder: 'ass', muxer: 'ass' },
   ttml: { encoder: 'ttml', muxer: 'ttml' },
 };
-export const SUBTITLE_TARGETS = Object.keys(WRITERS);
+/**
+ * LRC is written here from ffmpeg's SubRip (subripToLrc): ffmpeg's lrc muxer keeps no cue's end,
+ * so every line would stay on screen until the next one.
+ */
+export const SUBTITLE_TARGETS = [...Object.keys(WRITERS), 'lrc'];
 
 /**
  * The largest subtitle file read: 16 MiB. A feature film's SubRip file is about 100 KB; the largest
@@ -51,6 +57,13 @@ const CUE_MARK: Readonly<Record<string, RegExp>> = {
   sub: /^\{\d+\}/gm, mpl2: /^\[\d+\]/gm,
   smi: /<sync[\s>]/gi,
   subviewer: /^\d+:\d+:\d+\.\d+,\d+:\d+:\d+\.\d+/gm,
+  jss: /^[ \t]*(?:\d+:\d+:\d+[.:]\d+|@\d+)[ \t]/gm,
+  // A caption line of SCC is its time code; each may load, show or clear one caption.
+  scc: /^\d+:\d+:\d+[:;.]\d+\s/gm,
+  pjs: /^[ \t]*\d+[ \t]*,/gm, rt: /<time[\s>/]/gi,
+  vplayer: /^\d+:\d+:\d+/gm, aqt: /^-->>/gm,
+  // One cue per time stamp: a line may hold several ("[00:12.00][01:30.00]the chorus").
+  lrc: /\[\d+:\d+(?:[.:]\d+)?\]/g,
 };
 
 /** ffmpeg's words for the cases that have an answer of their own. */
@@ -84,17 +97,19 @@ const PROBE_SRT = '1\n00:00:01,000 --> 00:00:02,500\nprobe <i>text</i>\n';
 /** The start-up probe: one SubRip cue written as every target; the targets whose file holds it are offered. */
 export async function probeSubtitles(context: EngineContext<unknown>, dir: string): Promise<ConversionEdge[]> {
   await fs.writeFile(path.join(dir, 'probe.srt'), PROBE_SRT);
-  const outputs = SUBTITLE_TARGETS.flatMap((to) => ['-map', '0:s:0', '-c:s', WRITERS[to]!.encoder, '-f', WRITERS[to]!.muxer, '-y', `file:probe-out.${to}`]);
+  const written = Object.keys(WRITERS);
+  const outputs = written.flatMap((to) => ['-map', '0:s:0', '-c:s', WRITERS[to]!.encoder, '-f', WRITERS[to]!.muxer, '-y', `file:probe-out.${to}`]);
   const result = await context.run('/usr/bin/ffmpeg', [
     '-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file', '-format_whitelist', 'srt', '-f', 'srt', '-i', 'file:probe.srt', ...outputs,
   ], { cwd: dir, timeoutMs: 20_000 });
   ensureSuccess(result, 'ffmpeg');
   const working: string[] = [];
-  for (const to of SUBTITLE_TARGETS) {
+  for (const to of written) {
     const text = await fs.readFile(path.join(dir, `probe-out.${to}`), 'utf8').catch(() => '');
     if (text.includes('probe') && text.includes('text')) working.push(to);
   }
-  return subtitleEdges(working);
+  // LRC is made from ffmpeg's SubRip.
+  return subtitleEdges(working.includes('srt') ? [...working, 'lrc'] : working);
 }
 
 /** A subtitle file's text, decoded: UTF-8, or UTF-16 with its byte-order mark, or else Windows-1252. */
@@ -219,6 +234,84 @@ export function ssaAsAss(text: string): string {
 }
 
 /**
+ * RealText with the white space between its tags removed where ffmpeg would keep it as text: after
+ * <window> (ffmpeg's reader made it a cue of its own, at 0 s), before each <time> and around
+ * </window> (a space at the end of a cue's text).
+ */
+export function withoutRealTextGaps(text: string): string {
+  return text.replace(/(<window\b[^>]*>)\s+/i, '$1').replace(/\s+(?=<time\b|<\/window\s*>)/gi, '').trimEnd();
+}
+
+/**
+ * How long the last cue of a format that gives only start times shows, when nothing clears it:
+ * ffmpeg leaves it open (VPlayer, AQTitle: an end 1,193 hours on) or ends it where it starts (LRC).
+ */
+export const LAST_CUE_SECONDS = 5;
+
+/** Start times of the formats that have no end times (a cue lasts until the next one, or a blank one), and how to write a blank cue. */
+const START_ONLY: Readonly<Record<string, { start: RegExp; seconds: (match: RegExpExecArray) => number; clear: (seconds: number) => string }>> = {
+  vplayer: {
+    start: /^(\d+):(\d+):(\d+)(?:\.(\d+))?[:= ]/gm,
+    seconds: (m) => Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) + Number(`0.${m[4] ?? 0}`),
+    clear: (t) => `${Math.floor(t / 3600)}:${pad2(Math.floor(t / 60) % 60)}:${pad2(Math.floor(t % 60))}.${pad2(Math.round((t % 1) * 100))}:\n`,
+  },
+  // AQTitle counts frames at 25 a second (ffmpeg's reading); a cue without text clears.
+  aqt: { start: /^-->> (\d+)/gm, seconds: (m) => Number(m[1]) / 25, clear: (t) => `-->> ${Math.round(t * 25)}\n\n` },
+  lrc: { start: /\[(\d+):(\d+(?:\.\d+)?)\]/g, seconds: (m) => Number(m[1]) * 60 + Number(m[2]), clear: (t) => `${lrcTime(t)}\n` },
+};
+const pad2 = (value: number) => String(value).padStart(2, '0');
+/** An LRC time stamp, [minutes:seconds.hundredths] (minutes past 59 as they are). */
+function lrcTime(seconds: number): string {
+  const hundredths = Math.round(seconds * 100);
+  return `[${pad2(Math.floor(hundredths / 6000))}:${pad2(Math.floor(hundredths / 100) % 60)}.${pad2(hundredths % 100)}]`;
+}
+
+/** A start-only format's file with a blank cue LAST_CUE_SECONDS after its latest start, so that its last cue ends. */
+export function withLastCueEnd(from: string, text: string): string {
+  const format = START_ONLY[from];
+  if (!format) return text;
+  let latest = -1;
+  for (const match of text.matchAll(format.start)) latest = Math.max(latest, format.seconds(match));
+  if (latest < 0) return text;
+  return `${text}${text.endsWith('\n') ? '' : '\n'}${format.clear(latest + LAST_CUE_SECONDS)}`;
+}
+
+interface SubRipCue { start: string; end: string; lines: string[] }
+/** The cues of ffmpeg's SubRip: a number, the timing, the text lines; blocks apart by blank lines. */
+function readSubRip(text: string): SubRipCue[] {
+  return text.replace(/\r\n/g, '\n').split(/\n\n+(?=\d+\n\d+:\d{2}:\d{2},\d{3} --> )/).flatMap((block) => {
+    const [, timing, ...lines] = block.replace(/^\n+/, '').split('\n');
+    const times = /^(\S+) --> (\S+)/.exec(timing ?? '');
+    return times ? [{ start: times[1]!, end: times[2]!, lines: lines.join('\n').replace(/\n+$/, '').split('\n') }] : [];
+  });
+}
+const seconds = (stamp: string) => {
+  const [h, m, s] = stamp.replace(',', '.').split(':').map(Number);
+  return h! * 3600 + m! * 60 + s!;
+};
+
+/** SubRip without its blank cues (LRC's blank lines clear the lyric: ffmpeg makes each a cue with no text), numbered again. */
+export function withoutBlankCues(srt: string): string {
+  const cues = readSubRip(srt).filter((cue) => cue.lines.some((line) => line.trim() !== ''));
+  return cues.map((cue, i) => `${i + 1}\n${cue.start} --> ${cue.end}\n${cue.lines.join('\n')}\n`).join('\n');
+}
+
+/**
+ * LRC from ffmpeg's SubRip: a line per cue, its lines joined by a space (LRC holds one line per
+ * time), its styling removed (LRC is plain text), and a blank line at its end unless the next
+ * cue starts by then. A cue still showing when the next one starts ends there.
+ */
+export function subripToLrc(srt: string): string {
+  const cues = readSubRip(srt);
+  return cues.map((cue, i) => {
+    const text = cue.lines.join(' ').replace(/<\/?(?:b|i|u|s|font)\b[^>]*>/gi, '').replace(/\{\\[^}]*\}/g, '').trim();
+    const next = cues[i + 1];
+    const end = seconds(cue.end);
+    return `${lrcTime(seconds(cue.start))}${text}\n${next && seconds(next.start) <= end ? '' : `${lrcTime(end)}\n`}`;
+  }).join('');
+}
+
+/**
  * The subtitle file ffmpeg reads: the upload itself when it is UTF-8 and needs nothing, else a
  * UTF-8 copy in the job's directory. Refused past the size and cue caps.
  */
@@ -232,7 +325,7 @@ async function prepareInput({ input, from, to, workDir }: ConvertRequest): Promi
     throw new ConvertdError('input_too_complex', `The subtitle file holds more than ${MAX_CUES} cues, the most this service converts.`);
   }
   const substation = from === 'ass' || from === 'ssa';
-  const standard = substation ? withStandardEvents(text) : text;
+  const standard = substation ? withStandardEvents(text) : from === 'rt' ? withoutRealTextGaps(text) : withLastCueEnd(from, text);
   const patched = substation && to === 'ttml' ? withPlayRes(standard) : standard;
   if (utf8 && patched === text) return input;
   const copy = path.join(workDir, `subtitles-utf8.${from}`);
@@ -274,6 +367,35 @@ function durationOf(line: string): number | undefined {
 
 /** Converts a subtitle file, or a video's first subtitle stream, to a subtitle target. */
 export async function convertSubtitles(context: EngineContext<unknown>, request: ConvertRequest): Promise<void> {
+  return request.from === 'lrc' || request.to === 'lrc' ? convertThroughSubRip(context, request) : convertWithFfmpeg(context, request);
+}
+
+/**
+ * LRC, either side: ffmpeg makes SubRip, which is cleaned here (LRC's blank lines, which ffmpeg
+ * makes cues with no text, removed) and is the result, or becomes the LRC result here, or goes
+ * through ffmpeg again to the target.
+ */
+async function convertThroughSubRip(context: EngineContext<unknown>, request: ConvertRequest): Promise<void> {
+  const { from, to, output, workDir, onProgress } = request;
+  const via = path.join(workDir, 'through.srt');
+  const cleaned = path.join(workDir, 'cleaned.srt');
+  const last = to === 'srt' || to === 'lrc';
+  try {
+    await convertWithFfmpeg(context, { ...request, to: 'srt', output: via, onProgress: (fraction) => onProgress(last ? fraction : fraction / 2) });
+    const srt = await fs.readFile(via, 'utf8');
+    const cues = from === 'lrc' ? withoutBlankCues(srt) : srt;
+    if (cues.trim() === '') throw new ConvertdError('conversion_failed', 'The subtitles hold no cue to convert.');
+    if (to === 'lrc') return await fs.writeFile(output, subripToLrc(cues));
+    if (to === 'srt') return await fs.writeFile(output, cues);
+    await fs.writeFile(cleaned, cues);
+    await convertWithFfmpeg(context, { ...request, input: cleaned, from: 'srt', onProgress: (fraction) => onProgress(0.5 + fraction / 2) });
+  } finally {
+    await Promise.all([via, cleaned].map((file) => fs.rm(file, { force: true })));
+  }
+}
+
+/** One ffmpeg run: the subtitle file, or a video's first subtitle stream, to a target ffmpeg writes. */
+async function convertWithFfmpeg(context: EngineContext<unknown>, request: ConvertRequest): Promise<void> {
   const { from, to, output, workDir, limits, signal, onProgress } = request;
   const fromVideo = from in VIDEO_DEMUXERS;
   const demuxer = fromVideo ? VIDEO_DEMUXERS[from]! : SUBTITLE_DEMUXERS[from]!;
