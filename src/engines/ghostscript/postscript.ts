@@ -91,6 +91,8 @@ export class PostScriptReader {
     // an empty folder (not the job directory, where its input and the route's other files are),
     // made by the engine's own user through the runner so that gs may write there.
     const temp = path.join(workDir, 'gs-temp');
+    // A job run again after a restart finds the folder of its first attempt: emptied, not reused.
+    await fs.rm(temp, { recursive: true, force: true });
     const made = await this.run('/usr/bin/mkdir', ['--', path.basename(temp)], { cwd: workDir, timeoutMs: 10_000, signal });
     if (made.exitCode !== 0) throw new Error(`mkdir ${temp} failed: ${made.stderr.trim()}`);
     try {
