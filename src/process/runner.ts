@@ -204,10 +204,14 @@ export function runProcess(program: string, args: readonly string[], options: Ru
       stdoutLines.end();
       stderrLines.end();
       const outOfMemory = exitCode !== 0 && (cgroup?.outOfMemory() ?? false);
+      // Past RLIMIT_FSIZE (the output cap) the kernel sends SIGXFSZ; through bubblewrap it reaches
+      // us as exit status 128 + 25. Every engine's answer to that is the same: the output is too large.
+      const pastOutputCap = options.limits?.fileSizeBytes !== undefined && (signal === 'SIGXFSZ' || exitCode === EXIT_BY_SIGXFSZ);
       cgroup?.remove();
       if (failure !== undefined) reject(failure);
       else if (error) reject(error);
       else if (outOfMemory) reject(outOfMemoryError());
+      else if (pastOutputCap) reject(new ConvertdError('output_too_large'));
       else resolve({ exitCode, signal, stdout, stderr, durationMs: Math.round(performance.now() - started) });
     };
     // When the main process exits, grandchildren may still hold its pipes open and delay 'close'
@@ -245,6 +249,9 @@ function lineReader(onLine: ((line: string) => void) | undefined): { push(chunk:
     },
   };
 }
+
+/** The exit status of a process killed by SIGXFSZ, as bubblewrap (or a shell) reports it. */
+export const EXIT_BY_SIGXFSZ = 128 + 25;
 
 function outOfMemoryError(): ConvertdError {
   const megabytes = Math.round((cgroupLimitsState().limitBytes ?? 0) / 1024 / 1024);

@@ -50,8 +50,6 @@ export const POSTSCRIPT_EDGES: readonly ConversionEdge[] = [
 const FILE_ACCESS_DENIED = /\/invalidfileaccess\b/;
 /** gs's report of a PostScript error: "Error: /undefined in foo". */
 const GS_ERROR_ALL = /Error: \/\w+ in [^\n]{0,120}/g;
-/** The exit status of a process killed by SIGXFSZ, as a shell or bwrap reports it. */
-const EXIT_BY_SIGXFSZ = 128 + 25;
 /** A line of the bbox device: a page's marked area in points; all zero on a blank page. */
 const BOUNDING_BOX = /^%%BoundingBox:\s*(-?\d+)\s+(-?\d+)\s+(-?\d+)\s+(-?\d+)/;
 
@@ -185,9 +183,7 @@ export function pageListArgument(pages: readonly number[]): string {
 
 /** What a finished gs run means: a full output file, a denied file access, or a broken program. */
 function checkResult(result: RunResult): void {
-  // Past the output cap gs dies of SIGXFSZ, which reaches us as the signal or, through the
-  // sandbox's wrapper, as the exit status 128 + 25.
-  if (result.signal === 'SIGXFSZ' || result.exitCode === EXIT_BY_SIGXFSZ) throw new ConvertdError('output_too_large');
+  // (Past the output cap gs dies of SIGXFSZ: the process runner ends such a run as output_too_large.)
   if (result.exitCode === 0) return;
   // The last report: a program may print look-alikes of its own before it fails.
   const reported = [...result.stderr.matchAll(GS_ERROR_ALL)].at(-1)?.[0];
