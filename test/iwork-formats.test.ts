@@ -76,9 +76,9 @@ function readDocument(file: string, format: string): { text: string; pages: numb
   }
 }
 
-/** read_iwork.py's reading of a package: the '09 XML's shown text, or every string of the binary format's objects. */
-function readIwork(file: string): { kind: 'xml' | 'iwa'; text: string } {
-  return JSON.parse(execFileSync('/usr/bin/python3', [path.join(HELPERS, 'read_iwork.py'), file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })) as { kind: 'xml' | 'iwa'; text: string };
+/** read_iwork.py's reading of a package: its preview PDF's text, the '09 XML's shown text, or every string of the binary format's objects. */
+function readIwork(file: string): { kind: 'preview' | 'xml' | 'iwa'; text: string } {
+  return JSON.parse(execFileSync('/usr/bin/python3', [path.join(HELPERS, 'read_iwork.py'), file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })) as { kind: 'preview' | 'xml' | 'iwa'; text: string };
 }
 
 let outputs = 0;
@@ -269,17 +269,30 @@ function replaceMember(zip: Buffer, name: string, deflated: Buffer, claimed: num
 }
 
 /**
- * The corpus's real files. '09 XML: every word (three letters or more) read_iwork.py finds in the
- * shown text must be in the PDF, but for this share: a footnote's mark or a comment may land
- * differently. The binary format: read_iwork.py's strings are more than a page shows (styles,
- * fonts, template text), so the PDF's words must be among them, and the PDF must hold some.
- * One file of each kind is converted to every target, whose text must hold most of the PDF's words.
+ * The corpus's real files. A Pages '09 file carries Apple's own rendering (QuickLook/Preview.pdf):
+ * the words pdftotext finds there (three letters or more) must be in our PDF, but for this share
+ * (a word split by a hyphen or a curly apostrophe comes out otherwise). Keynote and Numbers '09:
+ * the same for the words of the slides' and tables' text in the XML. The binary format:
+ * read_iwork.py's strings are more than a page shows (styles, fonts, template text), so the PDF's
+ * words must be among them (but LibreOffice's own: a spreadsheet's "Page 1" footer, TRUE and
+ * FALSE for a checkbox), and the PDF must hold a few. One file of each kind is converted to every
+ * target, whose text must hold most of the PDF's words.
  */
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 const MIN_SOURCE_RECALL = 0.9;
 const MIN_PDF_WORDS = 3;
 const MIN_SHARE = 0.8;
 const EVERY_TARGET = new Set(['tika-keynote2018.key', 'tika-pages-layout.pages', 'sheetjs-attendance.numbers']);
+/** Words LibreOffice writes itself: Calc's default page footer, and a Numbers checkbox's value. */
+const LIBREOFFICE_WORDS = new Set(['page', 'true', 'false']);
+/**
+ * Known losses (README, known limitations): a Pages layout document's text boxes and table sit
+ * outside the body text, and LibreOffice's RTF and plain-text exports write the body alone.
+ */
+const DOCUMENTED_LOSSES: ReadonlyArray<{ file: string; to: string }> = [
+  { file: 'tika-pages-layout.pages', to: 'rtf' },
+  { file: 'tika-pages-layout.pages', to: 'txt' },
+];
 const longWords = (text: string) => [...new Set(wordsOf(text).filter((word) => word.length >= 3))];
 
 describe('the corpus: every real file is recognised by its content and converts with its words', { concurrency: 3 }, async () => {
@@ -295,17 +308,19 @@ describe('the corpus: every real file is recognised by its content and converts 
         const pdf = await convertAndRead(data, 'pdf', kind);
         assert.ok((pdf.pages ?? 0) >= 1, `${name}: a PDF without pages`);
         const words = longWords(pdf.text);
-        assert.ok(words.length >= MIN_PDF_WORDS, `${name}: the PDF holds ${words.length} words`);
-        if (original.kind === 'xml') {
-          const found = recall(longWords(original.text), pdf.text);
-          assert.ok(found.recall >= MIN_SOURCE_RECALL, `${name} → pdf: ${found.recall.toFixed(2)} of the source's words, missing ${found.missing.slice(0, 20).join(' ')}`);
-        } else {
-          const found = recall(words, original.text);
+        if (original.kind === 'iwa') {
+          assert.ok(words.length >= MIN_PDF_WORDS, `${name}: the PDF holds ${words.length} words`);
+          const found = recall(words.filter((word) => !LIBREOFFICE_WORDS.has(word)), original.text);
           assert.ok(found.recall >= MIN_SOURCE_RECALL, `${name} → pdf: ${found.recall.toFixed(2)} of the PDF's words are in the source, not ${found.missing.slice(0, 20).join(' ')}`);
+        } else {
+          const sourceWords = longWords(original.text);
+          assert.ok(sourceWords.length >= 1, `${name}: read_iwork.py found no words`);
+          const found = recall(sourceWords, pdf.text);
+          assert.ok(found.recall >= MIN_SOURCE_RECALL, `${name} → pdf: ${found.recall.toFixed(2)} of the source's words, missing ${found.missing.slice(0, 20).join(' ')}`);
         }
         for (const to of EVERY_TARGET.has(name) ? TARGETS[kind]!.filter((target) => target !== 'pdf') : []) {
           const { text } = await convertAndRead(data, to, kind);
-          if (to === 'png') continue;
+          if (to === 'png' || DOCUMENTED_LOSSES.some((loss) => loss.file === name && loss.to === to)) continue;
           const found = recall(words, text);
           assert.ok(found.recall >= MIN_SHARE, `${name} → ${to}: ${found.recall.toFixed(2)} of the PDF's words, missing ${found.missing.slice(0, 20).join(' ')}`);
         }

@@ -165,8 +165,15 @@ const XML_KINDS: ReadonlyMap<string, FileTypeResult> = new Map([
   ['http://developer.apple.com/namespaces/ls', NUMBERS],
 ]);
 
-/** The members as seen inside the single top folder all of them share, if there is one (a zipped bundle). */
+/** The members that make a package an iWork document, one of which libetonyek opens first. */
+const MAIN_MEMBERS = new Set(['index.apxl', 'index.apxl.gz', 'index.xml', 'index.xml.gz', 'Index.zip', 'Index/Document.iwa']);
+
+/**
+ * The members as libetonyek looks for the main one: at the top, or else inside the single top
+ * folder all of them share (a zipped bundle). The binary format's own Index/ folder is no bundle.
+ */
 function withinBundle(members: readonly ZipMember[]): ZipMember[] {
+  if (members.some((member) => MAIN_MEMBERS.has(member.name))) return [...members];
   const first = members[0]?.name ?? '';
   const top = first.slice(0, first.indexOf('/'));
   if (!top || !members.every((member) => member.name === top || member.name.startsWith(`${top}/`))) return [...members];

@@ -3,18 +3,22 @@ compares a conversion's output with. Prints {"kind": ..., "text": ...} as JSON.
 
     read_iwork.py FILE
 
-- Pages, Numbers and Keynote '09 (XML): the text of the paragraphs (sf:p) and table cells (the
+- A package that carries Apple's own rendering of its pages (QuickLook/Preview.pdf, which Pages
+  '09 writes): that PDF's text, by pdftotext (poppler; LibreOffice plays no part).
+- Otherwise, Pages, Numbers and Keynote '09 (XML): the text of the paragraphs (sf:p) and table cells (the
   sfa:s of sf:ct, the numbers of sf:n) of the document's body: for Keynote the slides alone (not
   the theme's master slides), never template placeholders (sf:ghost-text), which no page shows.
 - The binary format (Index/*.iwa, at the top or in a bundle's Index.zip): every UTF-8 string of
   every protobuf message, after undoing IWA's Snappy chunks (a small decoder below). That is more
   than a page shows (style and font names too), so a test looks for the output's words in it.
-Python's standard library only (zipfile, zlib, gzip, xml.dom.minidom).
+Python's standard library (zipfile, gzip, xml.dom.minidom), and pdftotext for a preview.
 """
 import gzip
 import io
 import json
+import subprocess
 import sys
+import tempfile
 import xml.dom.minidom
 import zipfile
 
@@ -192,6 +196,13 @@ def protobuf_message_lengths(header, lengths):
 def main():
     archive = zipfile.ZipFile(sys.argv[1])
     members = members_in_bundle(archive)
+    if "QuickLook/Preview.pdf" in members:
+        with tempfile.NamedTemporaryFile(suffix=".pdf") as preview:
+            preview.write(archive.read(members["QuickLook/Preview.pdf"]))
+            preview.flush()
+            text = subprocess.run(["pdftotext", "-q", preview.name, "-"], capture_output=True, text=True, check=True).stdout
+        print(json.dumps({"kind": "preview", "text": text}))
+        return
     for name, keynote in (("index.apxl", True), ("index.apxl.gz", True), ("index.xml", False), ("index.xml.gz", False)):
         if name in members:
             data = archive.read(members[name])
