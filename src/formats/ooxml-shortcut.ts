@@ -1,4 +1,6 @@
-// A shortcut for identifying Office Open XML files (docx, xlsx, pptx and their kin).
+// ZIP packages identified from their central directory: Office Open XML files (docx, xlsx, pptx and
+// their kin), as a shortcut, and Apple iWork documents (Keynote, Pages, Numbers), which file-type
+// cannot tell apart in most of their layouts (see iworkKind below).
 //
 // file-type reads a ZIP archive entry by entry from the front, as a stream would, and decides an
 // OOXML file by its [Content_Types].xml. LibreOffice writes that entry last, and writes every entry
