@@ -6,7 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from 'file-type';
-import { bufferSource, ooxmlKind, type ByteSource } from './ooxml-shortcut.ts';
+import { bufferSource, packageKind, type ByteSource } from './ooxml-shortcut.ts';
 import type { FormatCatalogue, FormatDefinition } from './catalogue.ts';
 
 export interface SniffResult {
@@ -27,8 +27,9 @@ const SMALL_FILE_BYTES = 1024 * 1024;
  * upload or a conversion: 0.1 ms at most) and identified from memory, with the same result:
  * file-type reading the file itself makes a dozen small asynchronous reads, about 1 ms, as much as
  * the rest of a small image's job (BENCHMARKS.md, change 15). A larger file is read by file-type,
- * which may look deep, and takes longer than that to upload anyway. An Office Open XML file is
- * recognised from its central directory first (ooxml-shortcut.ts), with a few positional reads.
+ * which may look deep, and takes longer than that to upload anyway. An Office Open XML file and an
+ * Apple iWork document are recognised from the central directory first (ooxml-shortcut.ts), with a
+ * few positional reads.
  */
 async function identify(file: string): Promise<{ found: FileTypeResult | undefined; head: Buffer }> {
   const fd = openSync(file, 'r');
@@ -38,8 +39,8 @@ async function identify(file: string): Promise<{ found: FileTypeResult | undefin
     const buffer = Buffer.allocUnsafe(whole ? size : HEAD_BYTES);
     const start = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0));
     const head = start.subarray(0, HEAD_BYTES);
-    const ooxml = await ooxmlKind(whole ? bufferSource(start) : fileSource(fd, size));
-    if (ooxml) return { found: ooxml, head };
+    const known = await packageKind(whole ? bufferSource(start) : fileSource(fd, size));
+    if (known) return { found: known, head };
     return { found: whole ? await fileTypeFromBuffer(start) : await fileTypeFromFile(file), head };
   } finally {
     closeSync(fd);

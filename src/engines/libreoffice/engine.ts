@@ -56,7 +56,7 @@ const FAMILIES: readonly Family[] = [
     },
     // Not here: Hangul's HWP 5 (LibreOffice 7.4 reads HWP 97 alone) and UOF text (its own UOF
     // text files come back without a page size: the PDF export fails, the page image is 1x1).
-    imports: ['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps', 'sxw', 'stw'],
+    imports: ['docm', 'dotx', 'dotm', 'ott', 'wordml', 'abw', 'wps', 'sxw', 'stw', 'pages'],
     // png: the first page, as Impress and Draw give their first slide or page.
     importTargets: ['pdf', 'docx', 'odt', 'doc', 'rtf', 'txt', 'png'],
     importWrites: { png: { filter: 'writer_png_Export' } },
@@ -75,7 +75,7 @@ const FAMILIES: readonly Family[] = [
       html: { filter: 'HTML (StarCalc)' },
     },
     renditions: ['html'],
-    imports: ['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1', 'sxc', 'stc'],
+    imports: ['xlsm', 'xltx', 'xltm', 'xlsb', 'ots', 'spreadsheetml', 'uos', 'dbf', 'slk', 'dif', 'wk1', 'sxc', 'stc', 'numbers'],
     importTargets: ['pdf', 'xlsx', 'ods', 'xls', 'csv', 'png'],
     importWrites: { png: { filter: 'calc_png_Export' } },
     probe: { ext: 'fods', content: FLAT_ODF('application/vnd.oasis.opendocument.spreadsheet', '<office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>probe</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>') },
@@ -93,7 +93,7 @@ const FAMILIES: readonly Family[] = [
     },
     renditions: ['png'],
     // CGM opens in Impress (LibreOffice's CGM import is Impress's).
-    imports: ['pptm', 'potx', 'potm', 'ppsx', 'ppsm', 'otp', 'uop', 'cgm', 'sxi'],
+    imports: ['pptm', 'potx', 'potm', 'ppsx', 'ppsm', 'otp', 'uop', 'cgm', 'sxi', 'key'],
     importTargets: ['pdf', 'pptx', 'odp', 'ppt', 'png'],
     probe: { ext: 'fodp', content: FLAT_ODF('application/vnd.oasis.opendocument.presentation', '<office:presentation><draw:page draw:name="p1"><draw:frame svg:x="1cm" svg:y="1cm" svg:width="10cm" svg:height="2cm"><draw:text-box><text:p>probe</text:p></draw:text-box></draw:frame></draw:page></office:presentation>') },
   },
@@ -136,6 +136,10 @@ const IMPORT_FILTERS: Readonly<Record<string, Pick<OfficeRequest, 'importFilter'
   stc: { importFilter: 'calc_StarOffice_XML_Calc_Template' },
   sxi: { importFilter: 'StarOffice XML (Impress)' },
   sxd: { importFilter: 'StarOffice XML (Draw)' },
+  // Apple iWork (libetonyek): each reader opens only its own application's documents.
+  pages: { importFilter: 'Apple Pages' },
+  numbers: { importFilter: 'Apple Numbers' },
+  key: { importFilter: 'Apple Keynote' },
 };
 
 /**

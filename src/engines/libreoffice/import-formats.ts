@@ -147,6 +147,9 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   // OpenOffice.org 1.x text document and template (their mimetype member); the Impress and Draw
   // templates (sti, std) are not here: LibreOffice 7.4 refuses to load them ("source file could not be loaded").
   { id: 'sxw', name: 'OpenOffice.org 1.x text document', category: 'document', mediaType: 'application/vnd.sun.xml.writer', extensions: ['sxw'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.writer') },
+  // Apple Pages ('09 XML and the current binary format), told from Keynote and Numbers by the
+  // package's members and its document's own type (src/formats/ooxml-shortcut.ts: iworkKind).
+  { id: 'pages', name: 'Apple Pages document', category: 'document', mediaType: 'application/vnd.apple.pages', extensions: ['pages'], detect: 'magic' },
   { id: 'stw', name: 'OpenOffice.org 1.x text template', category: 'document', mediaType: 'application/vnd.sun.xml.writer.template', extensions: ['stw'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.writer.template') },
 
   // Excel: macro-enabled workbooks and templates (file-type), the binary workbook (its members).
@@ -163,6 +166,7 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   { id: 'dif', name: 'Data Interchange Format spreadsheet', category: 'spreadsheet', mediaType: 'text/x-dif', extensions: ['dif'], detect: 'magic', signature: (_head, text) => /^TABLE\r?\n0,1\r?\n"/.test(text) },
   { id: 'wk1', name: 'Lotus 1-2-3 worksheet', category: 'spreadsheet', mediaType: 'application/vnd.lotus-1-2-3', extensions: ['wk1', 'wk3', 'wk4', '123'], detect: 'magic', signature: isLotusWorksheet },
   { id: 'sxc', name: 'OpenOffice.org 1.x spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.sun.xml.calc', extensions: ['sxc'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.calc') },
+  { id: 'numbers', name: 'Apple Numbers spreadsheet', category: 'spreadsheet', mediaType: 'application/vnd.apple.numbers', extensions: ['numbers'], detect: 'magic' },
   { id: 'stc', name: 'OpenOffice.org 1.x spreadsheet template', category: 'spreadsheet', mediaType: 'application/vnd.sun.xml.calc.template', extensions: ['stc'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.calc.template') },
 
   // PowerPoint: macro-enabled presentations, templates and shows (file-type).
@@ -173,6 +177,7 @@ export const IMPORT_FORMATS: readonly FormatDefinition[] = [
   { id: 'ppsm', name: 'PowerPoint macro-enabled show', category: 'presentation', mediaType: 'application/vnd.ms-powerpoint.slideshow.macroEnabled.12', extensions: ['ppsm'], detect: 'magic' },
   { id: 'otp', name: 'OpenDocument presentation template', category: 'presentation', mediaType: 'application/vnd.oasis.opendocument.presentation-template', extensions: ['otp'], detect: 'magic' },
   { id: 'uop', name: 'Uniform Office Format presentation', category: 'presentation', mediaType: 'application/vnd.uof.presentation', extensions: ['uop'], detect: 'magic', signature: uof('presentation') },
+  { id: 'key', name: 'Apple Keynote presentation', category: 'presentation', mediaType: 'application/vnd.apple.keynote', extensions: ['key'], detect: 'magic' },
   { id: 'sxi', name: 'OpenOffice.org 1.x presentation', category: 'presentation', mediaType: 'application/vnd.sun.xml.impress', extensions: ['sxi'], detect: 'magic', signature: openOffice1('application/vnd.sun.xml.impress') },
 
   // Drawings and metafiles: Draw reads them (CGM: Impress).
