@@ -26,19 +26,22 @@ const CODER: Record<string, string> = {
   xbm: 'XBM', xwd: 'XWD', sgi: 'SGI', ras: 'SUN', pam: 'PAM', pfm: 'PFM', hdr: 'HDR', dpx: 'DPX', cin: 'CIN', fits: 'FITS',
   miff: 'MIFF', mng: 'MNG', jng: 'JNG', cur: 'CUR', pict: 'PICT', tim: 'TIM', viff: 'VIFF', wbmp: 'WBMP', otb: 'OTB',
   dcx: 'DCX',
+  // Wave 3 of #30: the JPEG 2000 codestream (OpenJPEG), DEC SIXEL, CALS type 1 (a CCITT group 4
+  // raster), VICAR (NASA/JPL), PGX (JPEG 2000's test format) and GIMP's XCF.
+  j2k: 'J2K', sixel: 'SIXEL', cals: 'CALS', vicar: 'VICAR', pgx: 'PGX', xcf: 'XCF',
 };
 /**
  * Written formats whose result another decoder here reads (Pillow, ffmpeg, Debian's vips, or a
  * few lines of Python for the simplest), so that every pair is checked by a tool that is not
  * ImageMagick (test/raster-formats.test.ts).
  */
-const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx'];
+const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx', 'j2k', 'sixel', 'cals', 'vicar', 'pgx'];
 /**
  * Read only: nothing here but ImageMagick itself decodes what it would write (MIFF, its own
  * format; Cineon, VIFF), PICT is a legacy QuickDraw picture kept for reading old files,
- * and ImageMagick has no TIM writer.
+ * ImageMagick has no TIM writer, and none for GIMP's XCF (its layers are flattened when read).
  */
-const READS_ONLY_ADDED = ['pict', 'tim', 'cin', 'miff', 'viff'];
+const READS_ONLY_ADDED = ['pict', 'tim', 'cin', 'miff', 'viff', 'xcf'];
 const WRITES = ['bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', ...WRITES_ADDED];
 const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'dds', ...WRITES_ADDED, ...READS_ONLY_ADDED];
 /**
@@ -46,9 +49,16 @@ const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'd
  * transparent pixels happen to hold (often black); they are flattened onto white instead, as
  * sharp does for JPEG and img2pdf's input is, so a transparent PNG looks the same in every target.
  */
-const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm', 'xbm', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'wbmp', 'otb', 'dcx']);
-/** Black-and-white targets: dithered (BILEVEL below). */
-const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
+const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm', 'xbm', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'wbmp', 'otb', 'dcx', 'sixel', 'cals', 'vicar', 'pgx']);
+/** Black-and-white targets: dithered (BILEVEL below). CALS type 1 is a fax-coded bilevel raster. */
+const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb', 'cals']);
+/**
+ * Targets of one grey plane of 8 bits: FITS (as astronomy's viewers show a FITS image: a colour
+ * picture would be a cube of three planes that they show as three images); VICAR and PGX, whose
+ * ImageMagick writers keep only one plane. The brightness weighs the channels as BT.601 does
+ * (ImageMagick's plain "Gray" came out a fifth darker on the sample).
+ */
+const GREY_TARGETS = new Set(['fits', 'vicar', 'pgx']);
 /**
  * Floating-point formats hold linear light (Radiance HDR, PFM; what readers such as vips assume):
  * written from sRGB by ImageMagick's linear "RGB" colourspace, and read back into sRGB. Written
@@ -117,6 +127,25 @@ async function markAsCursor(file: string): Promise<void> {
 const ICON_SIDE = 256;
 
 /**
+ * The canvas of a GIMP XCF: after the 14-byte magic ("gimp xcf file" or "gimp xcf v0NN", each
+ * ended by a NUL), its width and height as big-endian 32-bit numbers. ImageMagick reads the layers
+ * as separate images, each at its offset on a canvas of its own size; the engine puts them on the
+ * document's canvas to flatten them, and checks its size against the pixel cap first.
+ */
+export async function xcfCanvas(file: string): Promise<{ width: number; height: number }> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(22), 0, 22, 0);
+    if (bytesRead < 22 || buffer.toString('latin1', 0, 9) !== 'gimp xcf ') {
+      throw new ConvertdError('corrupt_input', 'The GIMP image has no complete XCF header: it may be damaged or truncated.');
+    }
+    return { width: buffer.readUInt32BE(14), height: buffer.readUInt32BE(18) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * The options of each target: none of them is lossy (no `quality`); those without transparency
  * take `background`; only PNG has a place for the metadata a source may carry (a PSD's EXIF and
  * XMP), the others hold none, so `strip` is offered for PNG alone (the rest are always bare).
@@ -137,6 +166,12 @@ const EDGES: ConversionEdge[] = [
 ];
 
 const ENV = { MAGICK_CONFIGURE_PATH: POLICY_DIR, MAGICK_THREAD_LIMIT: '1' };
+/**
+ * The probe's runs, each of which writes or reads every format: the black-and-white writers
+ * (PBM, XBM, WBMP, OTB, and CALS twice) quantise even an 8 × 8 image for about half a second of
+ * CPU each, and a machine busy with other work took over 20 s for all of them.
+ */
+const PROBE_TIMEOUT_MS = 60_000;
 
 export class ImageMagickEngine implements Engine {
   readonly id = 'imagemagick';
@@ -163,7 +198,7 @@ export class ImageMagickEngine implements Engine {
       await fs.writeFile(path.join(dir, 'sample.ppm'), Buffer.concat([Buffer.from('P6\n8 8\n255\n'), Buffer.alloc(8 * 8 * 3, 200)]));
       const png = await run(CONVERT, ['PPM:sample.ppm', 'PNG:probe.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
       ensureSuccess(png, 'ImageMagick');
-      const convert = (args: string[]) => run(CONVERT, args, { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
+      const convert = (args: string[]) => run(CONVERT, args, { cwd: dir, timeoutMs: PROBE_TIMEOUT_MS, env: ENV, readOnly: [POLICY_DIR] });
       const written = (format: string) => `${CODER[format]}:probe.${format}`;
       // Every writer in one process and every reader in another (each ImageMagick start costs
       // about 50 ms in the sandbox, and every service start probes); one by one only when that fails.
@@ -191,15 +226,23 @@ export class ImageMagickEngine implements Engine {
     const inCoder = CODER[from];
     const outCoder = CODER[to];
     if (!inCoder || !outCoder) throw new ConvertdError('conversion_failed', `ImageMagick does not convert ${from} to ${to} here.`);
-    // One frame: PSD's flattened composite, an icon's largest image.
+    // One frame: PSD's flattened composite, an icon's largest image; every layer of an XCF, which
+    // are flattened on the document's canvas (its size checked against the pixel cap first:
+    // ImageMagick reads each layer on a canvas of its own size).
+    const canvas = from === 'xcf' ? await xcfCanvas(input) : undefined;
+    if (canvas && canvas.width * canvas.height > limits.maxImagePixels) {
+      throw new ConvertdError('input_too_complex', `The image's canvas (${canvas.width} × ${canvas.height}) has more pixels than this service processes: send a smaller image.`);
+    }
     const frame = ICONS.has(from) ? await largestIcon(input) : 0;
-    const source = `${inCoder}:${path.basename(input)}[${frame}]`;
-    const resize = requestedSize(options) ? await this.resizeArguments(source, options, to, request) : [];
+    const source = canvas ? `${inCoder}:${path.basename(input)}` : `${inCoder}:${path.basename(input)}[${frame}]`;
+    const flatten = canvas ? ['-repage', `${canvas.width}x${canvas.height}`, '-background', 'none', '-flatten'] : [];
+    const resize = requestedSize(options) ? await this.resizeArguments(source, options, to, request, canvas) : [];
     // Transparent areas of a target without alpha: white unless `background` says otherwise (a
     // colour the engine writes itself from the parsed numbers).
     const background = rgbHex(rgbOption(options) ?? { kind: 'rgb', r: 255, g: 255, b: 255 });
     const args = [
       source,
+      ...flatten,
       // Linear light read as such, shown in 8-bit sRGB (a 16-bit PGM of it was read by Pillow as
       // a 32-bit integer image).
       ...(LINEAR.has(from) ? ['-set', 'colorspace', 'RGB', '-colorspace', 'sRGB', '-depth', '8'] : []),
@@ -211,11 +254,7 @@ export class ImageMagickEngine implements Engine {
       // 32-bit raster, which Pillow reads with its bands shifted.
       ...(NO_ALPHA.has(to) ? ['-background', background, '-alpha', 'remove', '-alpha', 'off'] : []),
       ...(BILEVEL_TARGETS.has(to) ? BILEVEL : []),
-      // FITS is written as one grey plane of 8 bits, as astronomy's viewers show a FITS image: a
-      // colour picture would be a cube of three planes that they show as three images. The
-      // brightness weighs the channels as BT.601 does (ImageMagick's plain "Gray" came out a
-      // fifth darker on the sample).
-      ...(to === 'fits' ? ['-grayscale', 'Rec601Luma', '-depth', '8'] : []),
+      ...(GREY_TARGETS.has(to) ? ['-grayscale', 'Rec601Luma', '-depth', '8'] : []),
       ...(LINEAR.has(to) ? ['-colorspace', 'RGB'] : []),
       // Metadata is removed unless strip=false (offered where the target can hold it).
       ...(booleanOption(options, 'strip') === false ? [] : ['-strip']),
@@ -245,21 +284,10 @@ export class ImageMagickEngine implements Engine {
    * size of the upright picture is read (identify -ping reads the header only) and the result
    * checked against the pixel cap.
    */
-  private async resizeArguments(source: string, options: ConvertRequest['options'], to: string, request: ConvertRequest): Promise<string[]> {
+  private async resizeArguments(source: string, options: ConvertRequest['options'], to: string, request: ConvertRequest, canvas?: { width: number; height: number }): Promise<string[]> {
     const size = requestedSize(options)!;
-    const { workDir, limits, signal } = request;
-    const header = await this.context.run(IDENTIFY, ['-ping', '-format', '%w %h %[orientation]\\n', source], {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, readOnly: [POLICY_DIR], captureStdout: true,
-      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
-    });
-    const match = /^(\d+) (\d+) (\w+)/.exec(header.stdout);
-    if (header.exitCode !== 0 || !match) {
-      throw new ConvertdError('corrupt_input', `The image could not be read (${lastErrorLine(header.stderr)}): it may be damaged or truncated.`);
-    }
-    const [stored, other] = [Number(match[1]), Number(match[2])];
-    // Orientations 5-8 (LeftTop ... LeftBottom) swap the sides once -auto-orient has turned the picture.
-    const swap = /^(LeftTop|RightTop|RightBottom|LeftBottom)$/.test(match[3]!);
-    const upright = { width: (swap ? other : stored) || 1, height: (swap ? stored : other) || 1 };
+    const { limits } = request;
+    const upright = canvas ? { width: canvas.width || 1, height: canvas.height || 1 } : await this.uprightSize(source, request);
     const target = outputSize(upright, size);
     if (target.width * target.height > limits.maxImagePixels) {
       throw new ConvertdError('invalid_option', `Options "width"/"height": ${target.width} × ${target.height} pixels is more than this service's limit of ${limits.maxImagePixels}.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'past the pixel limit', maximum_pixels: limits.maxImagePixels });
@@ -272,5 +300,22 @@ export class ImageMagickEngine implements Engine {
     if (size.fit === 'crop') return ['-resize', `${geometry}^`, '-gravity', 'center', '-extent', geometry, '+repage'];
     // max and scale: the exact size outputSize computed (the same rounding as sharp and vips).
     return ['-resize', `${geometry}!`];
+  }
+
+  /** The size of the picture once upright, from its header (identify -ping reads no pixels). */
+  private async uprightSize(source: string, request: ConvertRequest): Promise<{ width: number; height: number }> {
+    const { workDir, limits, signal } = request;
+    const header = await this.context.run(IDENTIFY, ['-ping', '-format', '%w %h %[orientation]\\n', source], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, readOnly: [POLICY_DIR], captureStdout: true,
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    const match = /^(\d+) (\d+) (\w+)/.exec(header.stdout);
+    if (header.exitCode !== 0 || !match) {
+      throw new ConvertdError('corrupt_input', `The image could not be read (${lastErrorLine(header.stderr)}): it may be damaged or truncated.`);
+    }
+    const [stored, other] = [Number(match[1]), Number(match[2])];
+    // Orientations 5-8 (LeftTop ... LeftBottom) swap the sides once -auto-orient has turned the picture.
+    const swap = /^(LeftTop|RightTop|RightBottom|LeftBottom)$/.test(match[3]!);
+    return { width: (swap ? other : stored) || 1, height: (swap ? stored : other) || 1 };
   }
 }
