@@ -202,17 +202,26 @@ export class ImageMagickEngine implements Engine {
       const written = (format: string) => `${CODER[format]}:probe.${format}`;
       // Every writer in one process and every reader in another (each ImageMagick start costs
       // about 50 ms in the sandbox, and every service start probes); one by one only when that fails.
-      const [last, ...others] = [...WRITES].reverse();
+      // The black-and-white writers are not run: each quantises (ImageMagick 6 fills a 128 MB
+      // colour cache for it, about half a second of CPU even for 8 x 8 pixels, a second for CALS),
+      // which made this probe the slowest of the service's start. They are taken when ImageMagick
+      // lists their coder as a writer, like the read-only formats below.
+      const probed = WRITES.filter((format) => !BILEVEL_TARGETS.has(format));
+      const [last, ...others] = [...probed].reverse();
       const all = await convert(['PNG:probe.png', ...others.flatMap((format) => ['-write', written(format)]), written(last!)]);
-      const allBack = all.exitCode === 0 ? await convert([...WRITES.map((format) => `${written(format)}[0]`), '-append', 'PNG:back.png']) : undefined;
+      const allBack = all.exitCode === 0 ? await convert([...probed.map((format) => `${written(format)}[0]`), '-append', 'PNG:back.png']) : undefined;
       if (allBack?.exitCode === 0) {
-        for (const format of WRITES) working.add(format);
+        for (const format of probed) working.add(format);
       } else {
-        for (const format of WRITES) {
+        for (const format of probed) {
           const out = await convert(['PNG:probe.png', written(format)]);
           const back = out.exitCode === 0 ? await convert([`${written(format)}[0]`, 'PNG:back.png']) : undefined;
           if (back?.exitCode === 0) working.add(format);
         }
+      }
+      const coders = await run(CONVERT, ['-list', 'format'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR], captureStdout: true });
+      for (const format of BILEVEL_TARGETS) {
+        if (new RegExp(`^\\s*${CODER[format]}\\*?\\s+\\S+\\s+rw`, 'm').test(coders.stdout)) working.add(format);
       }
       // Read-only formats (PSD, DDS, PICT, TIM, ...) are not made here; they are advertised with their coder.
       for (const format of READS) if (!WRITES.includes(format)) working.add(format);
