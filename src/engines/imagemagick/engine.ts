@@ -127,6 +127,46 @@ async function markAsCursor(file: string): Promise<void> {
 const ICON_SIDE = 256;
 
 /**
+ * The size a JPEG 2000 codestream or a PGX declares in its header, read here before ImageMagick
+ * runs: OpenJPEG and the PGX coder, given 60000 x 60000, failed without naming the limit. A
+ * codestream's SIZ segment follows its SOC marker: the reference grid's size (Xsiz, Ysiz) at
+ * bytes 8 and 12, the image's offset on it (XOsiz, YOsiz) at 16 and 20. A PGX starts with a line
+ * "PG ML + 8 width height".
+ */
+async function declaredSize(file: string, from: string): Promise<{ width: number; height: number } | undefined> {
+  if (from !== 'j2k' && from !== 'pgx') return undefined;
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
+    if (from === 'j2k') {
+      if (bytesRead < 24) return undefined;
+      return { width: buffer.readUInt32BE(8) - buffer.readUInt32BE(16), height: buffer.readUInt32BE(12) - buffer.readUInt32BE(20) };
+    }
+    const match = /^PG[ \t]*(?:ML|LM)[ \t]*[+-]?[ \t]*\d+[ \t]+(\d+)[ \t]+(\d+)/.exec(buffer.toString('latin1', 0, bytesRead));
+    return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A SIXEL picture ends with the String Terminator (ESC \, or 0x9C): one without it was cut short,
+ * and ImageMagick would show the rows that arrived as a whole picture.
+ */
+async function sixelComplete(file: string): Promise<boolean> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, 16);
+    const { buffer } = await handle.read(Buffer.alloc(length), 0, length, size - length);
+    const tail = buffer.toString('latin1').trimEnd();
+    return tail.endsWith('\x1b\\') || tail.endsWith('\x9c');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * The canvas of a GIMP XCF: after the 14-byte magic ("gimp xcf file" or "gimp xcf v0NN", each
  * ended by a NUL), its width and height as big-endian 32-bit numbers. ImageMagick reads the layers
  * as separate images, each at its offset on a canvas of its own size; the engine puts them on the
@@ -239,8 +279,12 @@ export class ImageMagickEngine implements Engine {
     // are flattened on the document's canvas (its size checked against the pixel cap first:
     // ImageMagick reads each layer on a canvas of its own size).
     const canvas = from === 'xcf' ? await xcfCanvas(input) : undefined;
-    if (canvas && canvas.width * canvas.height > limits.maxImagePixels) {
-      throw new ConvertdError('input_too_complex', `The image's canvas (${canvas.width} × ${canvas.height}) has more pixels than this service processes: send a smaller image.`);
+    const declared = canvas ?? await declaredSize(input, from);
+    if (declared && declared.width * declared.height > limits.maxImagePixels) {
+      throw new ConvertdError('input_too_complex', `The image declares ${declared.width} × ${declared.height} pixels, more than this service processes: send a smaller image.`);
+    }
+    if (from === 'sixel' && !await sixelComplete(input)) {
+      throw new ConvertdError('corrupt_input', 'The SIXEL picture has no String Terminator at its end: it was cut short.');
     }
     const frame = ICONS.has(from) ? await largestIcon(input) : 0;
     const source = canvas ? `${inCoder}:${path.basename(input)}` : `${inCoder}:${path.basename(input)}[${frame}]`;
@@ -280,8 +324,13 @@ export class ImageMagickEngine implements Engine {
       if (limitLine) {
         throw new ConvertdError('input_too_complex', `The image exceeds a processing limit (${detail}): send a smaller image.`);
       }
-      if (/CorruptImage|ImproperImageHeader|insufficient image data|unexpected end|NegativeOrZeroImageSize|not a|decode/i.test(detail)) {
-        throw new ConvertdError('corrupt_input', `The image could not be decoded (${detail}): it may be damaged or truncated.`);
+      // The line that says why, which may come before the last ("no images defined"); that line
+      // alone means the coder gave up on the file without a reason.
+      const damaged = /CorruptImage|ImproperImageHeader|insufficient image data|unexpected end|NegativeOrZeroImageSize|not a\b|decode|NotEnoughPixelData|Invalid strip|TIFFFillStrip/i;
+      const cause = result.stderr.split('\n').find((line) => damaged.test(line));
+      const unexplained = /^[^\n]*no images defined[^\n]*$/.test(result.stderr.trim());
+      if (cause || unexplained) {
+        throw new ConvertdError('corrupt_input', `The image could not be decoded (${cause?.trim() ?? detail}): it may be damaged or truncated.`);
       }
     }
     ensureSuccess(result, 'ImageMagick');
