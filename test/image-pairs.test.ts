@@ -215,11 +215,11 @@ describe('a photo stored sideways with an EXIF orientation comes out upright, wi
 
 describe('transparency: kept where the target has it, flattened onto white where it has not', { concurrency: 4 }, () => {
   /** Targets that keep an 8-bit alpha channel. */
-  const KEEP_ALPHA = ['png', 'webp', 'avif', 'tiff', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx', 'sgi', 'pam', 'mng', 'cur'];
+  const KEEP_ALPHA = ['png', 'webp', 'avif', 'tiff', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx', 'sgi', 'pam', 'mng', 'cur', 'j2k', 'vips'];
   /** Targets with on/off transparency only: half-transparent pixels become one or the other. */
   const ONE_BIT = ['gif', 'xpm'];
   /** Targets without transparency: flattened onto white, whichever engine writes them. */
-  const FLATTENED = ['jpg', 'ppm', 'pgm', 'pbm', 'pdf', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'xbm', 'wbmp', 'otb', 'dcx'];
+  const FLATTENED = ['jpg', 'ppm', 'pgm', 'pbm', 'pdf', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'xbm', 'wbmp', 'otb', 'dcx', 'sixel', 'cals', 'vicar', 'pgx'];
   /** Lossy encoders may move alpha a little (measured: 3 for JPEG XL). */
   const ALPHA_TOLERANCE = 8;
   /** A band value at least this high is white. */

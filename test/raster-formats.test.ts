@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { convert, expectError, fetchCatalogue, submit, waitForJob, submitOk, type CatalogueEntry } from './helpers/client.ts';
-import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage } from './helpers/fixtures.ts';
+import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage, xcfFrom } from './helpers/fixtures.ts';
 import { compareImages, type CompareJob, type Comparison } from './helpers/images.ts';
 import { BILEVEL, GREY, luma, MEAN_TOLERANCE, SSIM_AT_LEAST, SSIM_BILEVEL } from './helpers/image-expectations.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
@@ -19,10 +19,10 @@ import { writeTemp } from './helpers/tools.ts';
 /** The image formats there were before (sharp, vips, ImageMagick): targets of every new source. */
 const OLD_TARGETS = ['avif', 'gif', 'jpg', 'png', 'tiff', 'webp', 'heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm'];
 const OLD_SOURCES = [...OLD_TARGETS, 'psd', 'dds'];
-/** Read and written through ImageMagick. */
-const ADDED_WRITES = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx'];
-/** Only read: ImageMagick (PICT, TIM, Cineon, MIFF, VIFF) and Debian's vips (OpenEXR). */
-const ADDED_READS = ['pict', 'tim', 'cin', 'miff', 'viff', 'exr'];
+/** Read and written through ImageMagick (wave 3: j2k, sixel, cals, vicar, pgx) and Debian's vips (its own format). */
+const ADDED_WRITES = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx', 'j2k', 'sixel', 'cals', 'vicar', 'pgx', 'vips'];
+/** Only read: ImageMagick (PICT, TIM, Cineon, MIFF, VIFF, GIMP's XCF) and Debian's vips (OpenEXR). */
+const ADDED_READS = ['pict', 'tim', 'cin', 'miff', 'viff', 'exr', 'xcf'];
 const ADDED = [...ADDED_WRITES, ...ADDED_READS];
 
 const MIME: Record<string, string> = {
@@ -33,11 +33,14 @@ const MIME: Record<string, string> = {
   pfm: 'image/x-portable-floatmap', hdr: 'image/vnd.radiance', dpx: 'image/x-dpx', fits: 'image/fits', mng: 'video/x-mng', jng: 'image/x-jng',
   cur: 'image/x-win-bitmap', wbmp: 'image/vnd.wap.wbmp', otb: 'image/x-otb', pict: 'image/x-pict', tim: 'image/x-tim', cin: 'image/x-cineon',
   miff: 'image/x-miff', viff: 'image/x-viff', exr: 'image/x-exr', dcx: 'image/x-dcx',
+  j2k: 'image/x-jp2-codestream', sixel: 'image/x-sixel', cals: 'image/x-cals', vicar: 'image/x-vicar', pgx: 'image/x-pgx', vips: 'image/x-vips',
+  xcf: 'image/x-xcf',
 };
 
 /**
- * What file(1) 5.44 says of each target (its own magic, not ours). PFM, WBMP and OTB it does not
- * know ("data"): their outputs are checked by the decoders alone, which read their headers.
+ * What file(1) 5.44 says of each target (its own magic, not ours). PFM, WBMP, OTB, CALS, PGX and
+ * the vips format it does not know ("data"), SIXEL it calls text with escape sequences: their
+ * outputs are checked by the decoders alone, which read their headers.
  */
 const FILE_SAYS: Record<string, RegExp> = {
   avif: /AVIF|ISO Media/, gif: /^GIF image/, jpg: /^JPEG image/, png: /^PNG image/, tiff: /^TIFF image/, webp: /Web\/P image/,
@@ -46,6 +49,7 @@ const FILE_SAYS: Record<string, RegExp> = {
   xbm: /xbm image/, xwd: /X-Window screen dump/, sgi: /^SGI image/, ras: /^Sun raster image/, pam: /Netpbm PAM/, pfm: /./,
   hdr: /Radiance HDR/, dpx: /^DPX image/, fits: /^FITS image/, mng: /^MNG video/, jng: /^JNG video/, cur: /cursor resource/,
   wbmp: /./, otb: /./, dcx: /^DCX multi-page/,
+  j2k: /^JPEG 2000 codestream/, sixel: /escape sequences/, cals: /./, vicar: /VICAR/, pgx: /./, vips: /./,
 };
 
 /**
@@ -58,10 +62,11 @@ const SOURCE_SSIM: Record<string, number> = { tim: SSIM_TIM };
 
 /**
  * Sources an independent decoder reads (Pillow, ffmpeg, vips, compare_images.py): compared with
- * themselves. The others (PICT, TIM, Cineon, MIFF, VIFF: only ImageMagick reads them here;
- * OpenEXR: only vips, its engine, shows it in sRGB) are compared with the PNG they were made from.
+ * themselves (an XCF by compare_images.py's reader, which composites its layers). The others
+ * (PICT, TIM, Cineon, MIFF, VIFF: only ImageMagick reads them here; OpenEXR: only vips, its
+ * engine, shows it in sRGB) are compared with the PNG they were made from.
  */
-const DECODABLE = new Set(ADDED_WRITES);
+const DECODABLE = new Set([...ADDED_WRITES, 'xcf']);
 
 
 /** Runs a program and resolves with its stdout. */
@@ -274,4 +279,102 @@ test('a DCX written by another program (Pillow\'s PCX pages in a hand-made direc
   const png = await writeTemp(bytes, 'page.png');
   const pixel = execFileSync('/usr/bin/python3', ['-c', 'import sys; from PIL import Image; im = Image.open(sys.argv[1]).convert("RGB"); print(im.size, im.getpixel((20, 12)))', png]).toString().trim();
   assert.equal(pixel, '(40, 24) (200, 30, 30)', 'the first page, red, at its size');
+});
+
+describe('hostile inputs of the third wave (j2k, sixel, cals, vicar, pgx, vips, xcf)', { concurrency: 4 }, () => {
+  const u32be = (...values: number[]) => Buffer.concat(values.map((value) => { const b = Buffer.alloc(4); b.writeUInt32BE(value); return b; }));
+  /** Headers that declare 60000 × 60000 pixels (3.6 gigapixels, past every limit), a little data after them. */
+  const FLOODS: Record<string, () => Promise<Buffer>> = {
+    j2k: async () => {
+      // The SIZ marker segment's image size (Xsiz, Ysiz) at bytes 8 and 12 of a real codestream.
+      const bytes = Buffer.from((await sample('j2k')).bytes);
+      bytes.writeUInt32BE(60_000, 8);
+      bytes.writeUInt32BE(60_000, 12);
+      return bytes;
+    },
+    sixel: async () => Buffer.from(`\x1bP0;0;0q"1;1;60000;60000#0;2;100;0;0#0!60000~-!600~\x1b\\`, 'latin1'),
+    cals: async () => {
+      const records = ['srcdocid: NONE', 'rtype: 1', 'rorient: 000,270', 'rpelcnt: 060000,060000', 'rdensty: 0200', 'notes: NONE'];
+      return Buffer.concat([Buffer.from(records.map((r) => r.padEnd(128)).join('').padEnd(2048), 'latin1'), Buffer.alloc(4096, 0x55)]);
+    },
+    vicar: async () => Buffer.concat([Buffer.from("LBLSIZE=256 FORMAT='BYTE' TYPE='IMAGE' ORG='BSQ' NL=60000 NS=60000 NB=1 RECSIZE=60000".padEnd(256), 'latin1'), Buffer.alloc(8192, 0x80)]),
+    pgx: async () => Buffer.concat([Buffer.from('PG ML + 8 60000 60000\n', 'latin1'), Buffer.alloc(8192, 0x80)]),
+    // The vips format's header: magic, width, height, bands, unused, band format (uchar), coding, interpretation (sRGB).
+    vips: async () => Buffer.concat([u32be(0x08f2a6b6, 60_000, 60_000, 3, 0, 0, 0, 22), Buffer.alloc(32), Buffer.alloc(8192, 0x80)]),
+    xcf: async () => {
+      // The canvas declares 60000 × 60000; its one small layer is the sample's.
+      const bytes = Buffer.from((await sample('xcf')).bytes);
+      bytes.writeUInt32BE(60_000, 14);
+      bytes.writeUInt32BE(60_000, 18);
+      return bytes;
+    },
+  };
+  for (const [format, make] of Object.entries(FLOODS)) {
+    test(`a ${format} whose header declares 60000 × 60000 pixels is refused, not decoded`, async () => {
+      const jobId = await submitOk(server.url, await make(), `flood.${format}`, 'png');
+      const { final } = await waitForJob(server.url, jobId);
+      assert.equal(final.status, 'error');
+      assert.equal(final.error!.code, 'input_too_complex', `${format}: ${JSON.stringify(final.error)}`);
+    });
+  }
+
+  for (const format of ['j2k', 'sixel', 'cals', 'vicar', 'pgx', 'vips', 'xcf']) {
+    test(`a truncated ${format} (its first half) is refused as damaged`, async () => {
+      const whole = (await sample(format)).bytes;
+      const jobId = await submitOk(server.url, whole.subarray(0, Math.floor(whole.length / 2)), `half.${format}`, 'png');
+      const { final } = await waitForJob(server.url, jobId);
+      assert.equal(final.status, 'error', `${format}: a half file converted`);
+      assert.equal(final.error!.code, 'corrupt_input', `${format}: ${JSON.stringify(final.error)}`);
+    });
+  }
+
+  // A file that starts with one of these signatures but holds another coder's content (a PNG, an
+  // ImageMagick script, a drawing that reads a local file): taken as the signature's format and
+  // decoded by that coder alone, so it fails as a damaged file of it; nothing else runs.
+  const MSL = '<?xml version="1.0"?><image><read filename="/etc/passwd"/><write filename="out.png"/></image>';
+  const MVG = 'push graphic-context\nviewbox 0 0 8 8\nimage over 0,0 8,8 "text:/etc/passwd"\npop graphic-context\n';
+  const DISGUISES: Array<[string, () => Promise<Buffer>]> = [
+    ['j2k', async () => Buffer.concat([Buffer.from('ff4fff51', 'hex'), await sampleImage('png')])],
+    ['sixel', async () => Buffer.from(`\x1bPq${MVG}`, 'latin1')],
+    ['cals', async () => Buffer.concat([Buffer.from('srcdocid: NONE'.padEnd(128) + 'rpelcnt: 000096,000064'.padEnd(1920), 'latin1'), Buffer.from(MSL)])],
+    ['vicar', async () => Buffer.from(`LBLSIZE=100 ${MVG}`, 'latin1')],
+    ['vips', async () => Buffer.concat([u32be(0x08f2a6b6, 96, 64, 3, 0, 0, 0, 22), Buffer.alloc(32), await sampleImage('png')])],
+    ['xcf', async () => Buffer.concat([Buffer.from('gimp xcf file\0', 'latin1'), u32be(96, 64, 0), Buffer.from(MSL)])],
+  ];
+  test('a PGX header followed by a script is read as 8 × 8 grey samples: the bytes themselves, nothing run', async () => {
+    // PGX has no structure past its header: any bytes are samples. The picture is those bytes.
+    const body = Buffer.from(`text:/etc/passwd\n${MSL}`, 'latin1');
+    const { bytes } = await convert(server.url, Buffer.concat([Buffer.from('PG ML + 8 8 8\n', 'latin1'), body]), 'disguised.pgx', 'png');
+    const png = await writeTemp(bytes, 'disguised.png');
+    const values = execFileSync('/usr/bin/python3', ['-c', 'import sys; from PIL import Image; print(list(Image.open(sys.argv[1]).convert("L").getdata()))', png]).toString().trim();
+    assert.equal(values, `[${[...body.subarray(0, 64)].join(', ')}]`);
+  });
+  for (const [format, make] of DISGUISES) {
+    test(`a file with the ${format} signature that holds another coder's content fails as a damaged ${format}`, async () => {
+      const jobId = await submitOk(server.url, await make(), `disguised.${format}`, 'png');
+      const { final } = await waitForJob(server.url, jobId);
+      assert.equal(final.source, format, 'taken as the format its signature says');
+      assert.equal(final.status, 'error');
+      assert.ok(['corrupt_input', 'conversion_failed', 'input_too_complex'].includes(final.error!.code), `code ${final.error!.code}`);
+      assert.doesNotMatch(JSON.stringify(final.error), /root:|localhost/, 'no file content leaks into the message');
+    });
+  }
+});
+
+test('an XCF\'s hidden layer stays hidden, an opaque one covers what is below, as GIMP flattens them', async () => {
+  // The sample's two layers side by side, then a third on top of all: a black square, hidden,
+  // then (in another file) shown. compare_images.py's reader composites them as GIMP does;
+  // ImageMagick's result must match it. (A layer's opacity ImageMagick 6 ignores: README.)
+  const results = [];
+  for (const [visible, opacity] of [[false, 255], [true, 255]] as const) {
+    const bytes = await xcfFrom(await sampleImage('png'), { x: 10, y: 10, size: 24, visible, opacity });
+    const file = await writeTemp(bytes, `layers-${visible}.xcf`);
+    const { bytes: png } = await convert(server.url, bytes, 'layers.xcf', 'png');
+    results.push((await compareImages([{ reference: file, output: await writeTemp(png, `layers-${visible}.png`), probes: [[20, 20]] }]))[0]!);
+  }
+  const [hidden, shown] = results;
+  assert.ok(hidden!.ssim! >= SSIM_AT_LEAST.png!, `hidden layer: SSIM ${hidden!.ssim}`);
+  assert.deepEqual(hidden!.probes[0]!.slice(0, 3), [255, 255, 255], 'the white disc shows through the hidden layer');
+  assert.ok(shown!.ssim! >= SSIM_AT_LEAST.png!, `shown layer: SSIM ${shown!.ssim}`);
+  assert.deepEqual(shown!.probes[0]!.slice(0, 3), [0, 0, 0], 'the black square covers the disc');
 });

@@ -11,7 +11,9 @@ Debian's vips command line (not the libvips bundled with sharp) for the rest (HE
 XL, Radiance HDR), turned into an 8-bit sRGB PNG that Pillow then reads. By the file's extension:
 ffmpeg for XBM (Pillow 9.4 reads its set bits as white, where X11, ImageMagick and ffmpeg show
 black), XWD, PAM, DPX and OpenEXR; a few lines here for PFM, WBMP, OTB, and for MNG and JNG
-(the PNG or JPEG stream they carry, which Pillow then decodes). The first frame of an animated or
+(the PNG or JPEG stream they carry, which Pillow then decodes); readers here for SIXEL, VICAR,
+PGX, the vips format and GIMP's XCF (its layers composited), and for CALS (its group 4 stream
+put in a TIFF for Pillow's libtiff to decode). The first frame of an animated or
 multi-page file, the largest image of an icon (Pillow's choice), the merged composite of a PSD.
 The reference is
 turned upright by its EXIF orientation (what a viewer shows and the engines write); the output
@@ -25,6 +27,7 @@ blocks first, so that a dither pattern counts as the grey it stands for.
 import io
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -158,6 +161,240 @@ def read_otb(path):
     return Image.fromarray(((1 - bits) * 255).astype(np.uint8))
 
 
+def read_sixel(path):
+    """DEC SIXEL: ESC P (or 0x90) parameters q, raster attributes, colour registers (RGB in percent), six-pixel columns."""
+    data = open(path, 'rb').read()
+    start = re.match(rb'(?:\x1bP|\x90)([0-9;]*)q', data)
+    if not start:
+        raise ValueError('no SIXEL introducer')
+    body = data[start.end():]
+    end = min([i for i in (body.find(b'\x1b\\'), body.find(b'\x9c')) if i >= 0], default=len(body))
+    body = body[:end].decode('latin-1')
+    width = height = None
+    palette = {}
+    pixels = {}
+    x = band = 0
+    colour = 0
+    repeat = 1
+    index = 0
+    extent = [0, 0]
+    while index < len(body):
+        ch = body[index]
+        if ch == '"':
+            m = re.match(r'"(\d+);(\d+);(\d+);(\d+)', body[index:])
+            width, height = int(m.group(3)), int(m.group(4))
+            index += m.end()
+            continue
+        if ch == '#':
+            m = re.match(r'#(\d+)(?:;(\d+);(\d+);(\d+);(\d+))?', body[index:])
+            colour = int(m.group(1))
+            if m.group(2):
+                if m.group(2) != '2':
+                    raise ValueError('only RGB colour registers are read here')
+                palette[colour] = tuple(round(int(m.group(k)) * 255 / 100) for k in (3, 4, 5))
+            index += m.end()
+            continue
+        if ch == '!':
+            m = re.match(r'!(\d+)', body[index:])
+            repeat = int(m.group(1))
+            index += m.end()
+            continue
+        if ch == '$':
+            x = 0
+        elif ch == '-':
+            x = 0
+            band += 1
+        elif '?' <= ch <= '~':
+            bits = ord(ch) - 63
+            for k in range(6):
+                if bits & (1 << k):
+                    for dx in range(repeat):
+                        pixels[(x + dx, band * 6 + k)] = colour
+                        extent[1] = max(extent[1], band * 6 + k + 1)
+            x += repeat
+            extent[0] = max(extent[0], x)
+            repeat = 1
+        index += 1
+    width = width or extent[0]
+    height = height or extent[1]
+    out = np.zeros((height, width, 4), dtype=np.uint8)
+    for (px, py), c in pixels.items():
+        if px < width and py < height:
+            out[py, px] = palette.get(c, (0, 0, 0)) + (255,)
+    return Image.fromarray(out, 'RGBA')
+
+def read_cals(path):
+    """CALS type 1: 16 header records of 128 bytes (rpelcnt: width,height), then a CCITT group 4 stream, decoded by Pillow's libtiff in a TIFF made around it."""
+    data = open(path, 'rb').read()
+    header = data[:2048].decode('latin-1')
+    m = re.search(r'rpelcnt:\s*(\d+),\s*(\d+)', header)
+    width, height = int(m.group(1)), int(m.group(2))
+    orient = re.search(r'rorient:\s*(\d+),\s*(\d+)', header)
+    stream = data[2048:]
+    entries = [(256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, 1), (259, 3, 1, 4), (262, 3, 1, 0),
+               (273, 4, 1, 0), (277, 3, 1, 1), (278, 4, 1, height), (279, 4, 1, len(stream))]
+    ifd_size = 2 + 12 * len(entries) + 4
+    offset = 8 + ifd_size
+    out = b'II*\x00' + struct.pack('<I', 8) + struct.pack('<H', len(entries))
+    for tag, kind, count, value in entries:
+        if tag == 273:
+            value = offset
+        out += struct.pack('<HHI', tag, kind, count) + (struct.pack('<HH', value, 0) if kind == 3 else struct.pack('<I', value))
+    out += struct.pack('<I', 0) + stream
+    im = Image.open(io.BytesIO(out))
+    im.load()
+    return im.convert('L')
+
+def read_vicar(path):
+    """VICAR: a text label of KEY=value pairs (LBLSIZE bytes), then NLB binary lines, then lines of NBB prefix bytes and NS samples, band after band (BSQ)."""
+    data = open(path, 'rb').read()
+    size = int(re.match(rb'LBLSIZE=\s*(\d+)', data).group(1))
+    label = dict(re.findall(r"(\w+)=\s*('[^']*'|\S+)", data[:size].decode('latin-1')))
+    value = lambda k, d=0: int(label.get(k, d))
+    fmt = label.get('FORMAT', "'BYTE'").strip("'")
+    if label.get('ORG', "'BSQ'").strip("'") != 'BSQ':
+        raise ValueError('only BSQ is read here')
+    dtype = {'BYTE': 'u1', 'HALF': 'i2', 'FULL': 'i4', 'REAL': 'f4'}[fmt]
+    order = '<' if label.get('INTFMT', "'HIGH'").strip("'") == 'LOW' else '>'
+    lines, samples, bands, prefix = value('NL'), value('NS'), value('NB', 1), value('NBB')
+    recsize = value('RECSIZE')
+    start = size + value('NLB') * recsize
+    rows = np.frombuffer(data[start:start + lines * bands * recsize], dtype=np.uint8).reshape(bands, lines, recsize)[:, :, prefix:]
+    pixels = np.ascontiguousarray(rows).view(order + dtype).reshape(bands, lines, samples).astype(np.float64)
+    if fmt != 'BYTE':
+        low, high = pixels.min(), pixels.max()
+        pixels = (pixels - low) * 255 / max(high - low, 1e-9)
+    grey = pixels[0].clip(0, 255).astype(np.uint8)
+    return Image.fromarray(grey, 'L')
+
+def read_pgx(path):
+    """PGX: "PG ML|LM +|- depth width height" and one line end, then the samples (big- or little-endian)."""
+    data = open(path, 'rb').read()
+    m = re.match(rb'PG\s*(ML|LM)\s*([+-]?)\s*(\d+)\s+(\d+)\s+(\d+)\s', data)
+    order, sign, depth, width, height = m.group(1), m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5))
+    size = 1 if depth <= 8 else 2
+    dtype = ('>' if order == b'ML' else '<') + ('i' if sign == b'-' else 'u') + str(size)
+    pixels = np.frombuffer(data[m.end():m.end() + width * height * size], dtype=dtype).reshape(height, width).astype(np.float64)
+    return Image.fromarray((pixels * 255 / (2 ** depth - 1)).round().clip(0, 255).astype(np.uint8), 'L')
+
+# vips band formats (VipsBandFormat) and their numpy types: uchar, char, ushort, short, uint, int, float, double.
+VIPS_FORMATS = {0: 'u1', 1: 'i1', 2: 'u2', 3: 'i2', 4: 'u4', 5: 'i4', 6: 'f4', 8: 'f8'}
+
+
+def read_vips(path):
+    """The vips format: a 64-byte header (magic, width, height, bands, band format, coding, interpretation...), then the pixels, band-interleaved."""
+    data = open(path, 'rb').read()
+    magic = data[:4]
+    order = '>' if magic == b'\x08\xf2\xa6\xb6' else '<' if magic == b'\xb6\xa6\xf2\x08' else None
+    if order is None:
+        raise ValueError('not a vips file')
+    width, height, bands, _unused, bandfmt, coding, interpretation = struct.unpack(order + '7i', data[4:32])
+    if coding != 0 or bandfmt not in VIPS_FORMATS:
+        raise ValueError(f'vips coding {coding} band format {bandfmt} not read here')
+    dtype = np.dtype(order + VIPS_FORMATS[bandfmt])
+    pixels = np.frombuffer(data[64:64 + width * height * bands * dtype.itemsize], dtype=dtype).reshape(height, width, bands)
+    if bandfmt == 2:
+        pixels = pixels >> 8
+    pixels = pixels.astype(np.uint8)
+    mode = {1: 'L', 2: 'LA', 3: 'RGB', 4: 'RGBA'}[bands]
+    return Image.fromarray(pixels.squeeze() if bands == 1 else pixels, mode)
+
+
+def read_xcf(path):
+    """
+    GIMP XCF up to version 10 (32-bit pointers), 8-bit layers of RGB, RGBA, grey or grey and alpha,
+    uncompressed or RLE tiles of 64 x 64: the visible layers composited over one another (normal
+    mode, at their offsets and opacity) on the canvas, bottom layer first, as GIMP flattens them.
+    """
+    data = open(path, 'rb').read()
+    if not data.startswith(b'gimp xcf '):
+        raise ValueError('not an XCF file')
+    u32 = lambda at: struct.unpack_from('>I', data, at)[0]
+    width, height = u32(14), u32(18)
+
+    def properties(at):
+        found = {}
+        while True:
+            kind, length = u32(at), u32(at + 4)
+            if kind == 0:
+                return found, at + 8
+            found[kind] = data[at + 8:at + 8 + length]
+            at += 8 + length
+
+    image_props, at = properties(26)
+    compression = image_props.get(17, b'\0')[0]
+    layers = []
+    while u32(at):
+        layers.append(u32(at))
+        at += 4
+    canvas = np.zeros((height, width, 4), dtype=np.float64)
+    for layer in reversed(layers):  # the file lists the top layer first
+        lw, lh, kind = u32(layer), u32(layer + 4), u32(layer + 8)
+        name_length = u32(layer + 12)
+        props, at = properties(layer + 16 + name_length)
+        x, y = struct.unpack('>ii', props[15]) if 15 in props else (0, 0)
+        visible = struct.unpack('>I', props[8])[0] if 8 in props else 1
+        opacity = struct.unpack('>I', props[6])[0] / 255 if 6 in props else 1.0
+        if not visible:
+            continue
+        hierarchy = u32(at)
+        bpp = u32(hierarchy + 8)
+        level = u32(hierarchy + 12)
+        pixels = np.zeros((lh, lw, bpp), dtype=np.uint8)
+        pointer = level + 8
+        for ty in range(0, lh, 64):
+            for tx in range(0, lw, 64):
+                tw, th = min(64, lw - tx), min(64, lh - ty)
+                tile = decode_xcf_tile(data, u32(pointer), tw * th, bpp, compression)
+                pixels[ty:ty + th, tx:tx + tw] = tile.reshape(th, tw, bpp)
+                pointer += 4
+        colour = pixels[..., :3] if kind in (0, 1) else np.repeat(pixels[..., :1], 3, axis=2)
+        alpha = pixels[..., -1:] / 255.0 if kind in (1, 3) else np.ones((lh, lw, 1))
+        alpha = alpha * opacity
+        # The part of the layer on the canvas, composited "over" what is below.
+        x0, y0, x1, y1 = max(x, 0), max(y, 0), min(x + lw, width), min(y + lh, height)
+        if x0 >= x1 or y0 >= y1:
+            continue
+        src_c = colour[y0 - y:y1 - y, x0 - x:x1 - x].astype(np.float64)
+        src_a = alpha[y0 - y:y1 - y, x0 - x:x1 - x]
+        below = canvas[y0:y1, x0:x1]
+        out_a = src_a + below[..., 3:] * (1 - src_a)
+        out_c = (src_c * src_a + below[..., :3] * below[..., 3:] * (1 - src_a)) / np.maximum(out_a, 1e-9)
+        canvas[y0:y1, x0:x1] = np.concatenate([out_c, out_a], axis=2)
+    canvas[..., 3] *= 255
+    return Image.fromarray(canvas.round().clip(0, 255).astype(np.uint8), 'RGBA')
+
+
+def decode_xcf_tile(data, at, count, bpp, compression):
+    """One tile: bpp bytes a pixel (uncompressed), or each channel in turn run-length coded (RLE)."""
+    if compression == 0:
+        return np.frombuffer(data[at:at + count * bpp], dtype=np.uint8)
+    if compression != 1:
+        raise ValueError(f'XCF compression {compression} is not read here')
+    tile = np.zeros((count, bpp), dtype=np.uint8)
+    for channel in range(bpp):
+        values = bytearray()
+        while len(values) < count:
+            n = data[at]
+            at += 1
+            if n <= 126:  # n + 1 copies of the next byte
+                values += bytes([data[at]]) * (n + 1)
+                at += 1
+            elif n == 127:  # a long run of copies: its length in two bytes, then the byte
+                length = data[at] * 256 + data[at + 1]
+                values += bytes([data[at + 2]]) * length
+                at += 3
+            elif n == 128:  # a long literal run: its length in two bytes, then the bytes
+                length = data[at] * 256 + data[at + 1]
+                values += data[at + 2:at + 2 + length]
+                at += 2 + length
+            else:  # 256 - n literal bytes
+                values += data[at:at + 256 - n]
+                at += 256 - n
+        tile[:, channel] = np.frombuffer(bytes(values[:count]), dtype=np.uint8)
+    return tile.reshape(-1)
+
+
 def through_ffmpeg(path):
     with tempfile.TemporaryDirectory() as tmp:
         png = os.path.join(tmp, 'decoded.png')
@@ -176,6 +413,7 @@ def through_ffmpeg(path):
 BY_EXTENSION = {
     'xbm': through_ffmpeg, 'xwd': through_ffmpeg, 'pam': through_ffmpeg, 'dpx': through_ffmpeg, 'exr': through_ffmpeg,
     'pfm': read_pfm, 'mng': read_mng, 'jng': read_jng, 'wbmp': read_wbmp, 'otb': read_otb,
+    'sixel': read_sixel, 'cals': read_cals, 'vicar': read_vicar, 'pgx': read_pgx, 'vips': read_vips, 'xcf': read_xcf,
 }
 
 

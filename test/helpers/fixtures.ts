@@ -37,11 +37,13 @@ export async function sampleImage(format: string): Promise<Buffer> {
     case 'avif': return base.avif({ quality: 80, effort: 2 }).toBuffer();
     case 'gif': return base.gif().toBuffer();
     case 'tiff': return base.tiff().toBuffer();
-    case 'heic': case 'jxl': case 'jp2': return viaVipsCli(encoded, format);
+    case 'heic': case 'jxl': case 'jp2': case 'vips': return viaVipsCli(encoded, format);
     case 'bmp': case 'ico': case 'tga': case 'pcx': case 'ppm': case 'pgm': case 'pbm': case 'xpm': case 'psd': case 'dds':
     case 'xbm': case 'xwd': case 'sgi': case 'ras': case 'pam': case 'pfm': case 'hdr': case 'dpx': case 'fits': case 'mng':
     case 'jng': case 'cur': case 'wbmp': case 'otb': case 'pict': case 'cin': case 'miff': case 'viff': case 'dcx':
+    case 'j2k': case 'sixel': case 'cals': case 'vicar': case 'pgx':
       return viaImageMagick(encoded, format);
+    case 'xcf': return xcfFrom(encoded);
     case 'tim': return timFrom(encoded);
     case 'exr': return exrFrom(encoded);
     default: throw new Error(`no sample for ${format}`);
@@ -69,7 +71,8 @@ async function viaVipsCli(png: Buffer, format: string): Promise<Buffer> {
 const IMAGEMAGICK_SAMPLE_ARGS: Record<string, string[]> = {
   fits: ['-grayscale', 'Rec601Luma', '-depth', '8'], hdr: ['-colorspace', 'RGB'], pfm: ['-colorspace', 'RGB'],
   xbm: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'], wbmp: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
-  otb: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
+  otb: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'], cals: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
+  vicar: ['-grayscale', 'Rec601Luma', '-depth', '8'], pgx: ['-grayscale', 'Rec601Luma', '-depth', '8'],
 };
 /** ImageMagick's coder where its name is not the format id. */
 const IMAGEMAGICK_CODER: Record<string, string> = { ras: 'SUN' };
@@ -102,6 +105,83 @@ async function timFrom(png: Buffer): Promise<Buffer> {
   header.writeUInt16LE(info.width, 16);
   header.writeUInt16LE(info.height, 18);
   return Buffer.concat([header, pixels]);
+}
+
+/** XCF's RLE of one channel of a tile: runs of one byte repeated (n ≤ 126: n + 1 copies) or literal bytes (256 − n of them). */
+function xcfRle(bytes: Buffer): Buffer {
+  const out: number[] = [];
+  let index = 0;
+  while (index < bytes.length) {
+    let same = 1;
+    while (index + same < bytes.length && same < 127 && bytes[index + same] === bytes[index]) same++;
+    if (same >= 2) {
+      out.push(same - 1, bytes[index]!);
+      index += same;
+      continue;
+    }
+    let literal = 1;
+    while (index + literal < bytes.length && literal < 127 && bytes[index + literal] !== bytes[index + literal - 1]) literal++;
+    out.push(256 - literal, ...bytes.subarray(index, index + literal));
+    index += literal;
+  }
+  return Buffer.from(out);
+}
+
+/**
+ * A GIMP XCF written here (ImageMagick has no XCF writer and GIMP is not installed): version 0,
+ * RGB, RLE tiles of 64 × 64, and the picture cut in two RGBA layers side by side (the right half
+ * the upper layer, at an offset), so that only a reader that places and flattens the layers shows
+ * the whole picture. `square`: one more layer on top, a black square, hidden or at an opacity.
+ */
+export async function xcfFrom(png: Buffer, square?: { x: number; y: number; size: number; visible: boolean; opacity: number }): Promise<Buffer> {
+  const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { width, height } = info;
+  const half = Math.floor(width / 2);
+  const cut = (x: number, w: number) => {
+    const pixels = Buffer.alloc(w * height * 4);
+    for (let y = 0; y < height; y++) data.copy(pixels, y * w * 4, (y * width + x) * 4, (y * width + x + w) * 4);
+    return pixels;
+  };
+  const black = square && Buffer.alloc(square.size * square.size * 4).fill(Buffer.from([0, 0, 0, 255]));
+  // Top layer first, as XCF lists them.
+  const layers = [
+    ...(square ? [{ x: square.x, y: square.y, w: square.size, h: square.size, pixels: black!, visible: square.visible, opacity: square.opacity, name: 'square' }] : []),
+    { x: half, y: 0, w: width - half, h: height, pixels: cut(half, width - half), visible: true, opacity: 255, name: 'right' },
+    { x: 0, y: 0, w: half, h: height, pixels: cut(0, half), visible: true, opacity: 255, name: 'left' },
+  ];
+  const u32 = (...values: number[]) => Buffer.concat(values.map((v) => { const b = Buffer.alloc(4); b.writeUInt32BE(v >>> 0); return b; }));
+  const property = (type: number, payload: Buffer) => Buffer.concat([u32(type, payload.length), payload]);
+  const parts: Buffer[] = [];
+  let size = 0;
+  const place = (buffer: Buffer) => { const at = size; parts.push(buffer); size += buffer.length; return at; };
+  // The header: magic, canvas, RGB, the image's properties (RLE compression), the layer pointers
+  // and the (empty) channel list; written last, when the pointers are known.
+  const headerLength = 14 + 12 + (8 + 1) + 8 + 4 * (layers.length + 1) + 4;
+  place(Buffer.alloc(headerLength));
+  const layerOffsets: number[] = [];
+  for (const layer of layers) {
+    const tiles: number[] = [];
+    for (let ty = 0; ty < layer.h; ty += 64) {
+      for (let tx = 0; tx < layer.w; tx += 64) {
+        const [tw, th] = [Math.min(64, layer.w - tx), Math.min(64, layer.h - ty)];
+        const channels = [0, 1, 2, 3].map((channel) => {
+          const plane = Buffer.alloc(tw * th);
+          for (let y = 0; y < th; y++) for (let x = 0; x < tw; x++) plane[y * tw + x] = layer.pixels[((ty + y) * layer.w + tx + x) * 4 + channel]!;
+          return xcfRle(plane);
+        });
+        tiles.push(place(Buffer.concat(channels)));
+      }
+    }
+    const level = place(Buffer.concat([u32(layer.w, layer.h), u32(...tiles, 0)]));
+    const hierarchy = place(Buffer.concat([u32(layer.w, layer.h, 4), u32(level, 0)]));
+    const name = Buffer.from(`${layer.name}\0`);
+    // Offsets (15), visible (8), opacity (6), end.
+    const properties = Buffer.concat([property(15, u32(layer.x, layer.y)), property(8, u32(layer.visible ? 1 : 0)), property(6, u32(layer.opacity)), u32(0, 0)]);
+    // Type 1: RGB with alpha.
+    layerOffsets.push(place(Buffer.concat([u32(layer.w, layer.h, 1), u32(name.length), name, properties, u32(hierarchy, 0)])));
+  }
+  Buffer.concat([Buffer.from('gimp xcf file\0', 'latin1'), u32(width, height, 0), property(17, Buffer.from([1])), u32(0, 0), u32(...layerOffsets, 0), u32(0)]).copy(parts[0]!);
+  return Buffer.concat(parts);
 }
 
 /** An OpenEXR made by ffmpeg's encoder, given linear light (the sRGB curve undone on 16-bit values), as an EXR holds it. */

@@ -27,12 +27,15 @@ export const SSIM_AT_LEAST: Readonly<Record<string, number>> = {
   xbm: SSIM_BILEVEL, wbmp: SSIM_BILEVEL, otb: SSIM_BILEVEL, fits: SSIM_GREY,
   xwd: SSIM_LOSSLESS, sgi: SSIM_LOSSLESS, ras: SSIM_LOSSLESS, pam: SSIM_LOSSLESS, pfm: SSIM_LOSSLESS, dpx: SSIM_LOSSLESS,
   mng: SSIM_LOSSLESS, cur: SSIM_LOSSLESS, hdr: SSIM_HDR, jng: SSIM_LOSSY, dcx: SSIM_LOSSLESS,
+  // ImageMagick writes the JPEG 2000 codestream losslessly; SIXEL holds a palette (of colours in
+  // percent: 101 levels a channel); VICAR and PGX one grey plane; CALS type 1 black and white.
+  j2k: SSIM_LOSSLESS, vips: SSIM_LOSSLESS, sixel: SSIM_PALETTE, vicar: SSIM_GREY, pgx: SSIM_GREY, cals: SSIM_BILEVEL,
 };
 /** Each colour band's mean (0-255) may move this much: a swapped or shifted colour moves it by far more. */
 export const MEAN_TOLERANCE = 8;
 /** Black-and-white targets: compared over 4x4 blocks (a dither pattern counts as its grey), and by luma. */
-export const BILEVEL: ReadonlySet<string> = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
+export const BILEVEL: ReadonlySet<string> = new Set(['pbm', 'xbm', 'wbmp', 'otb', 'cals']);
 /** Grey targets: compared by luma. */
-export const GREY: ReadonlySet<string> = new Set(['pgm', 'fits', ...BILEVEL]);
+export const GREY: ReadonlySet<string> = new Set(['pgm', 'fits', 'vicar', 'pgx', ...BILEVEL]);
 
 export const luma = ([r, g, b]: readonly number[]) => 0.299 * r! + 0.587 * g! + 0.114 * b!;

@@ -26,19 +26,22 @@ const CODER: Record<string, string> = {
   xbm: 'XBM', xwd: 'XWD', sgi: 'SGI', ras: 'SUN', pam: 'PAM', pfm: 'PFM', hdr: 'HDR', dpx: 'DPX', cin: 'CIN', fits: 'FITS',
   miff: 'MIFF', mng: 'MNG', jng: 'JNG', cur: 'CUR', pict: 'PICT', tim: 'TIM', viff: 'VIFF', wbmp: 'WBMP', otb: 'OTB',
   dcx: 'DCX',
+  // Wave 3 of #30: the JPEG 2000 codestream (OpenJPEG), DEC SIXEL, CALS type 1 (a CCITT group 4
+  // raster), VICAR (NASA/JPL), PGX (JPEG 2000's test format) and GIMP's XCF.
+  j2k: 'J2K', sixel: 'SIXEL', cals: 'CALS', vicar: 'VICAR', pgx: 'PGX', xcf: 'XCF',
 };
 /**
  * Written formats whose result another decoder here reads (Pillow, ffmpeg, Debian's vips, or a
  * few lines of Python for the simplest), so that every pair is checked by a tool that is not
  * ImageMagick (test/raster-formats.test.ts).
  */
-const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx'];
+const WRITES_ADDED = ['xbm', 'xwd', 'sgi', 'ras', 'pam', 'pfm', 'hdr', 'dpx', 'fits', 'mng', 'jng', 'cur', 'wbmp', 'otb', 'dcx', 'j2k', 'sixel', 'cals', 'vicar', 'pgx'];
 /**
  * Read only: nothing here but ImageMagick itself decodes what it would write (MIFF, its own
  * format; Cineon, VIFF), PICT is a legacy QuickDraw picture kept for reading old files,
- * and ImageMagick has no TIM writer.
+ * ImageMagick has no TIM writer, and none for GIMP's XCF (its layers are flattened when read).
  */
-const READS_ONLY_ADDED = ['pict', 'tim', 'cin', 'miff', 'viff'];
+const READS_ONLY_ADDED = ['pict', 'tim', 'cin', 'miff', 'viff', 'xcf'];
 const WRITES = ['bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', ...WRITES_ADDED];
 const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'dds', ...WRITES_ADDED, ...READS_ONLY_ADDED];
 /**
@@ -46,9 +49,16 @@ const READS = ['bmp', 'ico', 'tga', 'psd', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'd
  * transparent pixels happen to hold (often black); they are flattened onto white instead, as
  * sharp does for JPEG and img2pdf's input is, so a transparent PNG looks the same in every target.
  */
-const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm', 'xbm', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'wbmp', 'otb', 'dcx']);
-/** Black-and-white targets: dithered (BILEVEL below). */
-const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
+const NO_ALPHA = new Set(['ppm', 'pgm', 'pbm', 'xbm', 'xwd', 'ras', 'pfm', 'hdr', 'dpx', 'fits', 'jng', 'wbmp', 'otb', 'dcx', 'sixel', 'cals', 'vicar', 'pgx']);
+/** Black-and-white targets: dithered (BILEVEL below). CALS type 1 is a fax-coded bilevel raster. */
+const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb', 'cals']);
+/**
+ * Targets of one grey plane of 8 bits: FITS (as astronomy's viewers show a FITS image: a colour
+ * picture would be a cube of three planes that they show as three images); VICAR and PGX, whose
+ * ImageMagick writers keep only one plane. The brightness weighs the channels as BT.601 does
+ * (ImageMagick's plain "Gray" came out a fifth darker on the sample).
+ */
+const GREY_TARGETS = new Set(['fits', 'vicar', 'pgx']);
 /**
  * Floating-point formats hold linear light (Radiance HDR, PFM; what readers such as vips assume):
  * written from sRGB by ImageMagick's linear "RGB" colourspace, and read back into sRGB. Written
@@ -117,6 +127,65 @@ async function markAsCursor(file: string): Promise<void> {
 const ICON_SIDE = 256;
 
 /**
+ * The size a JPEG 2000 codestream or a PGX declares in its header, read here before ImageMagick
+ * runs: OpenJPEG and the PGX coder, given 60000 x 60000, failed without naming the limit. A
+ * codestream's SIZ segment follows its SOC marker: the reference grid's size (Xsiz, Ysiz) at
+ * bytes 8 and 12, the image's offset on it (XOsiz, YOsiz) at 16 and 20. A PGX starts with a line
+ * "PG ML + 8 width height".
+ */
+async function declaredSize(file: string, from: string): Promise<{ width: number; height: number } | undefined> {
+  if (from !== 'j2k' && from !== 'pgx') return undefined;
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
+    if (from === 'j2k') {
+      if (bytesRead < 24) return undefined;
+      return { width: buffer.readUInt32BE(8) - buffer.readUInt32BE(16), height: buffer.readUInt32BE(12) - buffer.readUInt32BE(20) };
+    }
+    const match = /^PG[ \t]*(?:ML|LM)[ \t]*[+-]?[ \t]*\d+[ \t]+(\d+)[ \t]+(\d+)/.exec(buffer.toString('latin1', 0, bytesRead));
+    return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A SIXEL picture ends with the String Terminator (ESC \, or 0x9C): one without it was cut short,
+ * and ImageMagick would show the rows that arrived as a whole picture.
+ */
+async function sixelComplete(file: string): Promise<boolean> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, 16);
+    const { buffer } = await handle.read(Buffer.alloc(length), 0, length, size - length);
+    const tail = buffer.toString('latin1').trimEnd();
+    return tail.endsWith('\x1b\\') || tail.endsWith('\x9c');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The canvas of a GIMP XCF: after the 14-byte magic ("gimp xcf file" or "gimp xcf v0NN", each
+ * ended by a NUL), its width and height as big-endian 32-bit numbers. ImageMagick reads the layers
+ * as separate images, each at its offset on a canvas of its own size; the engine puts them on the
+ * document's canvas to flatten them, and checks its size against the pixel cap first.
+ */
+export async function xcfCanvas(file: string): Promise<{ width: number; height: number }> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(22), 0, 22, 0);
+    if (bytesRead < 22 || buffer.toString('latin1', 0, 9) !== 'gimp xcf ') {
+      throw new ConvertdError('corrupt_input', 'The GIMP image has no complete XCF header: it may be damaged or truncated.');
+    }
+    return { width: buffer.readUInt32BE(14), height: buffer.readUInt32BE(18) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * The options of each target: none of them is lossy (no `quality`); those without transparency
  * take `background`; only PNG has a place for the metadata a source may carry (a PSD's EXIF and
  * XMP), the others hold none, so `strip` is offered for PNG alone (the rest are always bare).
@@ -137,6 +206,12 @@ const EDGES: ConversionEdge[] = [
 ];
 
 const ENV = { MAGICK_CONFIGURE_PATH: POLICY_DIR, MAGICK_THREAD_LIMIT: '1' };
+/**
+ * The probe's runs, each of which writes or reads every format: the black-and-white writers
+ * (PBM, XBM, WBMP, OTB, and CALS twice) quantise even an 8 × 8 image for about half a second of
+ * CPU each, and a machine busy with other work took over 20 s for all of them.
+ */
+const PROBE_TIMEOUT_MS = 60_000;
 
 export class ImageMagickEngine implements Engine {
   readonly id = 'imagemagick';
@@ -163,21 +238,30 @@ export class ImageMagickEngine implements Engine {
       await fs.writeFile(path.join(dir, 'sample.ppm'), Buffer.concat([Buffer.from('P6\n8 8\n255\n'), Buffer.alloc(8 * 8 * 3, 200)]));
       const png = await run(CONVERT, ['PPM:sample.ppm', 'PNG:probe.png'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
       ensureSuccess(png, 'ImageMagick');
-      const convert = (args: string[]) => run(CONVERT, args, { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR] });
+      const convert = (args: string[]) => run(CONVERT, args, { cwd: dir, timeoutMs: PROBE_TIMEOUT_MS, env: ENV, readOnly: [POLICY_DIR] });
       const written = (format: string) => `${CODER[format]}:probe.${format}`;
       // Every writer in one process and every reader in another (each ImageMagick start costs
       // about 50 ms in the sandbox, and every service start probes); one by one only when that fails.
-      const [last, ...others] = [...WRITES].reverse();
+      // The black-and-white writers are not run: each quantises (ImageMagick 6 fills a 128 MB
+      // colour cache for it, about half a second of CPU even for 8 x 8 pixels, a second for CALS),
+      // which made this probe the slowest of the service's start. They are taken when ImageMagick
+      // lists their coder as a writer, like the read-only formats below.
+      const probed = WRITES.filter((format) => !BILEVEL_TARGETS.has(format));
+      const [last, ...others] = [...probed].reverse();
       const all = await convert(['PNG:probe.png', ...others.flatMap((format) => ['-write', written(format)]), written(last!)]);
-      const allBack = all.exitCode === 0 ? await convert([...WRITES.map((format) => `${written(format)}[0]`), '-append', 'PNG:back.png']) : undefined;
+      const allBack = all.exitCode === 0 ? await convert([...probed.map((format) => `${written(format)}[0]`), '-append', 'PNG:back.png']) : undefined;
       if (allBack?.exitCode === 0) {
-        for (const format of WRITES) working.add(format);
+        for (const format of probed) working.add(format);
       } else {
-        for (const format of WRITES) {
+        for (const format of probed) {
           const out = await convert(['PNG:probe.png', written(format)]);
           const back = out.exitCode === 0 ? await convert([`${written(format)}[0]`, 'PNG:back.png']) : undefined;
           if (back?.exitCode === 0) working.add(format);
         }
+      }
+      const coders = await run(CONVERT, ['-list', 'format'], { cwd: dir, timeoutMs: 20_000, env: ENV, readOnly: [POLICY_DIR], captureStdout: true });
+      for (const format of BILEVEL_TARGETS) {
+        if (new RegExp(`^\\s*${CODER[format]}\\*?\\s+\\S+\\s+rw`, 'm').test(coders.stdout)) working.add(format);
       }
       // Read-only formats (PSD, DDS, PICT, TIM, ...) are not made here; they are advertised with their coder.
       for (const format of READS) if (!WRITES.includes(format)) working.add(format);
@@ -191,15 +275,27 @@ export class ImageMagickEngine implements Engine {
     const inCoder = CODER[from];
     const outCoder = CODER[to];
     if (!inCoder || !outCoder) throw new ConvertdError('conversion_failed', `ImageMagick does not convert ${from} to ${to} here.`);
-    // One frame: PSD's flattened composite, an icon's largest image.
+    // One frame: PSD's flattened composite, an icon's largest image; every layer of an XCF, which
+    // are flattened on the document's canvas (its size checked against the pixel cap first:
+    // ImageMagick reads each layer on a canvas of its own size).
+    const canvas = from === 'xcf' ? await xcfCanvas(input) : undefined;
+    const declared = canvas ?? await declaredSize(input, from);
+    if (declared && declared.width * declared.height > limits.maxImagePixels) {
+      throw new ConvertdError('input_too_complex', `The image declares ${declared.width} × ${declared.height} pixels, more than this service processes: send a smaller image.`);
+    }
+    if (from === 'sixel' && !await sixelComplete(input)) {
+      throw new ConvertdError('corrupt_input', 'The SIXEL picture has no String Terminator at its end: it was cut short.');
+    }
     const frame = ICONS.has(from) ? await largestIcon(input) : 0;
-    const source = `${inCoder}:${path.basename(input)}[${frame}]`;
-    const resize = requestedSize(options) ? await this.resizeArguments(source, options, to, request) : [];
+    const source = canvas ? `${inCoder}:${path.basename(input)}` : `${inCoder}:${path.basename(input)}[${frame}]`;
+    const flatten = canvas ? ['-repage', `${canvas.width}x${canvas.height}`, '-background', 'none', '-flatten'] : [];
+    const resize = requestedSize(options) ? await this.resizeArguments(source, options, to, request, canvas) : [];
     // Transparent areas of a target without alpha: white unless `background` says otherwise (a
     // colour the engine writes itself from the parsed numbers).
     const background = rgbHex(rgbOption(options) ?? { kind: 'rgb', r: 255, g: 255, b: 255 });
     const args = [
       source,
+      ...flatten,
       // Linear light read as such, shown in 8-bit sRGB (a 16-bit PGM of it was read by Pillow as
       // a 32-bit integer image).
       ...(LINEAR.has(from) ? ['-set', 'colorspace', 'RGB', '-colorspace', 'sRGB', '-depth', '8'] : []),
@@ -211,11 +307,7 @@ export class ImageMagickEngine implements Engine {
       // 32-bit raster, which Pillow reads with its bands shifted.
       ...(NO_ALPHA.has(to) ? ['-background', background, '-alpha', 'remove', '-alpha', 'off'] : []),
       ...(BILEVEL_TARGETS.has(to) ? BILEVEL : []),
-      // FITS is written as one grey plane of 8 bits, as astronomy's viewers show a FITS image: a
-      // colour picture would be a cube of three planes that they show as three images. The
-      // brightness weighs the channels as BT.601 does (ImageMagick's plain "Gray" came out a
-      // fifth darker on the sample).
-      ...(to === 'fits' ? ['-grayscale', 'Rec601Luma', '-depth', '8'] : []),
+      ...(GREY_TARGETS.has(to) ? ['-grayscale', 'Rec601Luma', '-depth', '8'] : []),
       ...(LINEAR.has(to) ? ['-colorspace', 'RGB'] : []),
       // Metadata is removed unless strip=false (offered where the target can hold it).
       ...(booleanOption(options, 'strip') === false ? [] : ['-strip']),
@@ -232,8 +324,13 @@ export class ImageMagickEngine implements Engine {
       if (limitLine) {
         throw new ConvertdError('input_too_complex', `The image exceeds a processing limit (${detail}): send a smaller image.`);
       }
-      if (/CorruptImage|ImproperImageHeader|insufficient image data|unexpected end|NegativeOrZeroImageSize|not a|decode/i.test(detail)) {
-        throw new ConvertdError('corrupt_input', `The image could not be decoded (${detail}): it may be damaged or truncated.`);
+      // The line that says why, which may come before the last ("no images defined"); that line
+      // alone means the coder gave up on the file without a reason.
+      const damaged = /CorruptImage|ImproperImageHeader|insufficient image data|unexpected end|NegativeOrZeroImageSize|not a\b|decode|NotEnoughPixelData|Invalid strip|TIFFFillStrip/i;
+      const cause = result.stderr.split('\n').find((line) => damaged.test(line));
+      const unexplained = /^[^\n]*no images defined[^\n]*$/.test(result.stderr.trim());
+      if (cause || unexplained) {
+        throw new ConvertdError('corrupt_input', `The image could not be decoded (${cause?.trim() ?? detail}): it may be damaged or truncated.`);
       }
     }
     ensureSuccess(result, 'ImageMagick');
@@ -245,21 +342,10 @@ export class ImageMagickEngine implements Engine {
    * size of the upright picture is read (identify -ping reads the header only) and the result
    * checked against the pixel cap.
    */
-  private async resizeArguments(source: string, options: ConvertRequest['options'], to: string, request: ConvertRequest): Promise<string[]> {
+  private async resizeArguments(source: string, options: ConvertRequest['options'], to: string, request: ConvertRequest, canvas?: { width: number; height: number }): Promise<string[]> {
     const size = requestedSize(options)!;
-    const { workDir, limits, signal } = request;
-    const header = await this.context.run(IDENTIFY, ['-ping', '-format', '%w %h %[orientation]\\n', source], {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, readOnly: [POLICY_DIR], captureStdout: true,
-      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
-    });
-    const match = /^(\d+) (\d+) (\w+)/.exec(header.stdout);
-    if (header.exitCode !== 0 || !match) {
-      throw new ConvertdError('corrupt_input', `The image could not be read (${lastErrorLine(header.stderr)}): it may be damaged or truncated.`);
-    }
-    const [stored, other] = [Number(match[1]), Number(match[2])];
-    // Orientations 5-8 (LeftTop ... LeftBottom) swap the sides once -auto-orient has turned the picture.
-    const swap = /^(LeftTop|RightTop|RightBottom|LeftBottom)$/.test(match[3]!);
-    const upright = { width: (swap ? other : stored) || 1, height: (swap ? stored : other) || 1 };
+    const { limits } = request;
+    const upright = canvas ? { width: canvas.width || 1, height: canvas.height || 1 } : await this.uprightSize(source, request);
     const target = outputSize(upright, size);
     if (target.width * target.height > limits.maxImagePixels) {
       throw new ConvertdError('invalid_option', `Options "width"/"height": ${target.width} × ${target.height} pixels is more than this service's limit of ${limits.maxImagePixels}.`, { option: size.width !== undefined ? 'width' : 'height', reason: 'past the pixel limit', maximum_pixels: limits.maxImagePixels });
@@ -272,5 +358,22 @@ export class ImageMagickEngine implements Engine {
     if (size.fit === 'crop') return ['-resize', `${geometry}^`, '-gravity', 'center', '-extent', geometry, '+repage'];
     // max and scale: the exact size outputSize computed (the same rounding as sharp and vips).
     return ['-resize', `${geometry}!`];
+  }
+
+  /** The size of the picture once upright, from its header (identify -ping reads no pixels). */
+  private async uprightSize(source: string, request: ConvertRequest): Promise<{ width: number; height: number }> {
+    const { workDir, limits, signal } = request;
+    const header = await this.context.run(IDENTIFY, ['-ping', '-format', '%w %h %[orientation]\\n', source], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, readOnly: [POLICY_DIR], captureStdout: true,
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+    });
+    const match = /^(\d+) (\d+) (\w+)/.exec(header.stdout);
+    if (header.exitCode !== 0 || !match) {
+      throw new ConvertdError('corrupt_input', `The image could not be read (${lastErrorLine(header.stderr)}): it may be damaged or truncated.`);
+    }
+    const [stored, other] = [Number(match[1]), Number(match[2])];
+    // Orientations 5-8 (LeftTop ... LeftBottom) swap the sides once -auto-orient has turned the picture.
+    const swap = /^(LeftTop|RightTop|RightBottom|LeftBottom)$/.test(match[3]!);
+    return { width: (swap ? other : stored) || 1, height: (swap ? stored : other) || 1 };
   }
 }

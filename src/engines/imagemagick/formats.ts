@@ -26,6 +26,21 @@ function pictHeader(head: Buffer): boolean {
   return (head.readUInt16BE(522) === 0x0011 && head.readUInt16BE(524) === 0x02ff) || (head[522] === 0x11 && head[523] === 0x01);
 }
 
+/**
+ * A CALS raster: header records of 128 bytes of "name: value" text, the first of them one of
+ * those MIL-STD-1840 puts first (ImageMagick's own test), and the pixel count among them.
+ */
+function calsHeader(head: Buffer): boolean {
+  const text = head.toString('latin1', 0, Math.min(head.length, 2048));
+  return /^(srcdocid:|version: MIL-STD-1840|rorient:)/.test(text) && /rpelcnt:\s*\d+,\s*\d+/.test(text);
+}
+
+/** DEC SIXEL: ESC P (or the 8-bit DCS, 0x90), then its numeric parameters and "q". */
+function sixelStart(head: Buffer): boolean {
+  const introducer = head[0] === 0x1b && head[1] === 0x50 ? 2 : head[0] === 0x90 ? 1 : 0;
+  return introducer > 0 && /^[0-9;]*q/.test(head.toString('latin1', introducer, 32));
+}
+
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
   { id: 'bmp', name: 'Windows bitmap', category: 'image', mediaType: 'image/bmp', extensions: ['bmp', 'dib'], detect: 'magic' },
@@ -62,6 +77,18 @@ export const FORMATS: readonly FormatDefinition[] = [
   // is written, flattened onto white (with an alpha plane it would be a 4-plane PCX that few
   // readers, Pillow among them, take).
   { id: 'dcx', name: 'DCX multi-page PCX (first page)', category: 'image', mediaType: 'image/x-dcx', extensions: ['dcx'], detect: 'magic', signature: (head) => head.length >= 8 && head.readUInt32LE(0) === 0x3ade68b1 },
+  // Wave 3 of #30. A JPEG 2000 codestream (no JP2 boxes around it: FF 4F FF 51, which file-type
+  // calls "j2c"); the boxed JP2 is vips' (vips/formats.ts).
+  { id: 'j2k', name: 'JPEG 2000 codestream', category: 'image', mediaType: 'image/x-jp2-codestream', extensions: ['j2k', 'j2c', 'jpc'], detect: 'magic', signature: (head) => head.length >= 4 && head.readUInt32BE(0) === 0xff4fff51 },
+  // DEC SIXEL, terminal graphics (a Device Control String).
+  { id: 'sixel', name: 'DEC SIXEL graphics', category: 'image', mediaType: 'image/x-sixel', extensions: ['sixel', 'six'], detect: 'magic', signature: (head) => sixelStart(head) },
+  { id: 'cals', name: 'CALS raster (type 1, black and white)', category: 'image', mediaType: 'image/x-cals', extensions: ['cals', 'cal'], detect: 'magic', signature: (head) => calsHeader(head) },
+  // VICAR (NASA/JPL planetary images): a text label that starts with its own size.
+  { id: 'vicar', name: 'VICAR image (greyscale)', category: 'image', mediaType: 'image/x-vicar', extensions: ['vicar', 'vic'], detect: 'magic', signature: (head) => /^LBLSIZE=\s*\d+/.test(head.toString('latin1', 0, 24)) },
+  // PGX, one component of JPEG 2000's conformance tests: "PG", byte order, sign, depth, size.
+  { id: 'pgx', name: 'PGX image (greyscale)', category: 'image', mediaType: 'image/x-pgx', extensions: ['pgx'], detect: 'magic', signature: (head) => /^PG[ \t]*(ML|LM)[ \t]*[+-]?[ \t]*\d+[ \t]+\d+[ \t]+\d+\s/.test(head.toString('latin1', 0, 64)) },
+  // GIMP's own format, read with its layers flattened (file-type knows its "gimp xcf " magic).
+  { id: 'xcf', name: 'GIMP image (flattened)', category: 'image', mediaType: 'image/x-xcf', extensions: ['xcf'], detect: 'magic' },
   { id: 'wbmp', name: 'Wireless bitmap (WBMP)', category: 'image', mediaType: 'image/vnd.wap.wbmp', extensions: ['wbmp'], detect: 'extension' },
   { id: 'otb', name: 'Nokia over-the-air bitmap', category: 'image', mediaType: 'image/x-otb', extensions: ['otb'], detect: 'extension' },
 ];

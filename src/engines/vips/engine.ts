@@ -1,5 +1,5 @@
 // Debian's libvips command line, for the image formats the libvips bundled with sharp lacks:
-// HEIC/HEIF (libheif with libde265/x265), JPEG XL and JPEG 2000. Each source is read with its
+// HEIC/HEIF (libheif with libde265/x265), JPEG XL and JPEG 2000, and libvips' own format. Each source is read with its
 // own explicit loader (never by content sniffing, which could hand a file to another loader), the
 // pixel count is checked on the header before anything is decoded (the vips CLI has no cap of its
 // own: it decoded a 2.5-gigapixel PNG here, docs/security.md#vips-and-sharp), and it runs sandboxed.
@@ -15,7 +15,7 @@ import { outputSize, rasterOptions, requestedSize, type RasterTarget } from '../
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const LOADER: Record<string, string> = {
-  heic: 'heifload', jxl: 'jxlload', jp2: 'jp2kload', exr: 'openexrload', png: 'pngload', webp: 'webpload', tiff: 'tiffload', jpg: 'jpegload',
+  heic: 'heifload', jxl: 'jxlload', jp2: 'jp2kload', exr: 'openexrload', vips: 'vipsload', png: 'pngload', webp: 'webpload', tiff: 'tiffload', jpg: 'jpegload',
 };
 /**
  * Each target's saver: its fixed settings, and the raster options it takes. Every target here
@@ -33,6 +33,9 @@ const TARGETS: Record<string, RasterTarget & { readonly settings: readonly strin
   heic: { alpha: true, defaultQuality: 60, settings: ['Q=60'] },
   jxl: { alpha: true, keepsMetadata: false, defaultQuality: 90, settings: [] },
   jp2: { alpha: true, keepsMetadata: false, defaultQuality: 48, settings: [] },
+  // libvips' own format keeps every pixel as it is in memory; its metadata (EXIF among it) is
+  // always stripped here, as for TIFF.
+  vips: { alpha: true, keepsMetadata: false, settings: [] },
 };
 /**
  * Loaders that turn an image upright by its orientation tag themselves. The vips command keeps
@@ -42,13 +45,18 @@ const TARGETS: Record<string, RasterTarget & { readonly settings: readonly strin
 const AUTOROTATES = new Set(['jpegload', 'tiffload']);
 /** Loaders that keep an EXIF orientation without applying it (libheif applies HEIF's own itself). */
 const ROTATE_AFTER = new Set(['pngload', 'webpload']);
-const ONLY_HERE = ['heic', 'jxl', 'jp2'];
+const ONLY_HERE = ['heic', 'jxl', 'jp2', 'vips'];
 /**
  * Read only, into PNG (sharp and the other engines chain the rest): OpenEXR (vips has no saver
  * for it). Its pixels are linear light (scRGB floats), turned into 8-bit sRGB.
  */
 const READ_ONLY = ['exr'];
 const LINEAR_LIGHT = new Set(['exr']);
+/**
+ * A VIPS file holds any band format and colour space (floats, 16 bits, Lab, one band of grey):
+ * turned into 8-bit sRGB as it is read, which every saver here takes (a no-op for 8-bit sRGB).
+ */
+const ANY_PIXELS = new Set(['vips']);
 const COMMON = ['png', 'webp', 'tiff', 'jpg'];
 
 function edges(): ConversionEdge[] {
@@ -97,7 +105,7 @@ export class VipsCliEngine implements Engine {
           : undefined;
         if (load?.exitCode === 0 && load.stdout.trim() === '8') working.add(format);
       }
-      if (!ONLY_HERE.some((f) => working.has(f))) throw new Error('vips reads and writes none of heic, jxl, jp2 here');
+      if (!ONLY_HERE.some((f) => working.has(f))) throw new Error('vips reads and writes none of heic, jxl, jp2, vips here');
       // The read-only loaders, when this build has them (OpenEXR comes with libopenexr).
       const loaders = await run('/usr/bin/vips', ['-l', 'foreign'], { cwd: dir, timeoutMs: 20_000, env: ENV, captureStdout: true });
       for (const format of READ_ONLY) if (loaders.stdout.includes(`(${LOADER[format]})`)) working.add(format);
@@ -162,7 +170,7 @@ export class VipsCliEngine implements Engine {
     // What happens after decoding, each a vips operation from one file to the next.
     const operations: Array<(from: string, to: string) => string[]> = [];
     // Linear-light floats (OpenEXR) into sRGB, which the PNG saver then writes in 8 bits.
-    if (LINEAR_LIGHT.has(from)) operations.push((a, b) => ['colourspace', a, b, 'srgb']);
+    if (LINEAR_LIGHT.has(from) || ANY_PIXELS.has(from)) operations.push((a, b) => ['colourspace', a, b, 'srgb']);
     // A PNG or WebP with an EXIF orientation: decoded, then turned upright.
     if (sideways && ROTATE_AFTER.has(loader)) operations.push((a, b) => ['autorot', a, b]);
     if (resize) {
