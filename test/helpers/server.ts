@@ -67,7 +67,11 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${logs.join('\n')}`)), 60_000);
+    // Three minutes: probing every engine took more than one on a machine busy with other test runs.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${logs.join('\n')}`));
+    }, 180_000);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       const lines = buffer.split('\n');
