@@ -32,6 +32,8 @@ export interface RunOptions {
   readonly readOnly?: readonly string[];
   /** Variables added to the minimal environment (PATH, HOME, TMPDIR, LANG). */
   readonly env?: Readonly<Record<string, string>>;
+  /** `false`: no /proc in the sandbox, for engines that run without one (sandbox.ts). */
+  readonly procfs?: boolean;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
   readonly limits?: ResourceLimits;
@@ -122,7 +124,7 @@ export function runProcess(program: string, args: readonly string[], options: Ru
   };
   const sandbox = sandboxSettings();
   const readOnly = [...common.readOnly, ...(options.readOnly ?? [])];
-  const wrapped = wrap(program, args, { workDir: options.cwd, readOnly, env }, sandbox);
+  const wrapped = wrap(program, args, { workDir: options.cwd, readOnly, env, procfs: options.procfs }, sandbox);
   // Every engine process has CPU-time and open-file limits, whatever the engine asks; an engine
   // adds the output-size cap and, where it does not break the program (V8 reserves huge address
   // space), an address-space cap.

@@ -1,7 +1,7 @@
 // The sandbox every engine process runs in (docs/security.md#the-sandbox): bubblewrap with every
 // namespace unshared (so no network at all), a read-only view of /usr and of the few config paths
-// a tool names, the job's work directory as the only writable place, a private /tmp, a clean
-// environment, a new session (no terminal to inject into), and death with its parent. When the
+// a tool names, the job's work directory as the only writable place, a private /tmp, a private
+// /proc only for the engines that need one, no /sys, a clean environment, a new session (no terminal to inject into), and death with its parent. When the
 // service runs as root, the engine runs as an unprivileged user besides.
 import { spawnSync } from 'node:child_process';
 import { existsSync, lchownSync } from 'node:fs';
@@ -63,6 +63,13 @@ export interface SandboxRequest {
   readonly readOnly: readonly string[];
   /** Environment inside the sandbox. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * A /proc inside (the default): a fresh one, of the sandbox's own PID namespace, so it shows the
+   * engine's processes only, but among them its own environment, command line, working directory
+   * and mounts, which hold the job's path. `false` for the engines that run without one, so that a
+   * document naming /proc/self/... finds nothing (docs/security.md#the-sandbox).
+   */
+  readonly procfs?: boolean;
 }
 
 /** The command line that runs `program args` inside the sandbox (or as is, when off). */
@@ -77,7 +84,8 @@ export function wrap(program: string, args: readonly string[], request: SandboxR
     '--symlink', 'usr/lib64', '/lib64',
     '--symlink', 'usr/bin', '/bin',
     '--symlink', 'usr/sbin', '/sbin',
-    '--proc', '/proc',
+    // No /sys: no engine needs one.
+    ...(request.procfs === false ? [] : ['--proc', '/proc']),
     '--dev', '/dev',
     '--tmpfs', '/tmp',
   ];

@@ -1,13 +1,19 @@
 // Markup and document formats through pandoc 2.17 (Debian). pandoc follows include directives
 // (RST `include`, org `#+INCLUDE`, man `.so`, txt2tags `%!include`, Muse `#include`), embeds
-// images named by any path or URL into docx/odt/epub/fb2, and fetches URLs (docs/security.md#pandoc).
-// Two fences keep every local file and URL out of outputs:
-// `--sandbox` (pandoc's own: no IO but the input and output) wherever Debian's build allows it,
-// and the OS sandbox always (no network; only the job's directory, /usr and, read-only, our Lua
-// filters in filters/ visible). Debian's `--sandbox` cannot read pandoc's own data files, which
-// docx, odt and epub output need (https://github.com/jgm/pandoc/issues/8128), and under it ipynb
-// output fails outright on any image it cannot embed: those writers get a document tree that was
-// read under `--sandbox` (see runs()).
+// images named by any path or URL into docx/odt/epub/fb2, embeds what raw HTML's img, video, audio
+// and source tags and the metadata's cover-image and css name into epub, and fetches URLs
+// (docs/security.md#pandoc). The rule: a conversion reads the upload and nothing else, whatever
+// the writer. Three fences hold it:
+// - pandoc's own `--sandbox` (no IO but the input and output) for every reader, always, and for
+//   every writer Debian's build allows. Debian's `--sandbox` cannot read pandoc's own data files,
+//   which docx, odt and epub output need (https://github.com/jgm/pandoc/issues/8128), and under it
+//   ipynb output fails outright on any image it cannot embed: those writers get a document tree
+//   that was read under `--sandbox`, with the media of a docx, odt or epub upload extracted beside
+//   it, and with every reference to anything else emptied by our Lua filters (see runs()).
+// - the filters no-external-images.lua and no-external-resources.lua, on that tree.
+// - the OS sandbox: no network; only the job's directory (the upload and this step's files),
+//   /usr, the fonts' configuration and, read-only, our Lua filters visible; and no /proc, so the
+//   engine's own environment and command line (which hold the job's path) are not there to read.
 // Pathological input can take pandoc's heap past a gigabyte: the GHC runtime caps it (`-M`).
 // GHC reserves a terabyte of address space at start, so no RLIMIT_AS here.
 // pandoc 2.17's readers drop some content without a trace: a docx's charts, and the header rows
@@ -38,6 +44,14 @@ const RTS_OPTIONS = ['+RTS', '-M768m', '-A12m', '-O128m', '-RTS'];
 /** Our Lua filters, bound read-only into the sandbox. */
 const FILTERS = fileURLToPath(new URL('./filters/', import.meta.url));
 const IMAGE_FILTER = path.join(FILTERS, 'no-external-images.lua');
+const RESOURCE_FILTER = path.join(FILTERS, 'no-external-resources.lua');
+/**
+ * Where the media a docx, odt or epub upload carries are extracted for the writer that runs
+ * outside `--sandbox` (see runs()): a directory in the job's own, removed after the step.
+ */
+const MEDIA_DIR = 'upload-media';
+/** The document tree handed from the reader's run to the writer's (see runs()). */
+const TREE = 'document-tree.json';
 const TITLE_FILTER = path.join(FILTERS, 'title-heading.lua');
 const REFERENCES_FILTER = path.join(FILTERS, 'all-references.lua');
 /**
@@ -56,9 +70,8 @@ const PYTHON = '/usr/bin/python3';
 /** The sources prepare-input.py rewrites. */
 const PREPARED_SOURCES = new Set(['docx', 'odt']);
 /**
- * Readers whose images can only be references to files or URLs, and whose include directives
- * (RST `include`, org `#+INCLUDE`, man `.so`, txt2tags `%!include`, Muse `#include`) name
- * files: every reader but those of the office and ebook packages, which carry their own media.
+ * The readers of office and ebook packages, which carry their own media: extracted for the writer
+ * (see runs()). Every other reader's images can only be references to files or URLs.
  */
 const CONTAINER_READERS = new Set(['docx', 'odt', 'epub']);
 
@@ -211,7 +224,7 @@ export class PandocEngine implements Engine {
       await fs.writeFile(path.join(dir, 'probe.md'), '# Probe\n\nHello *pandoc*.\n');
       for (const to of ['html', 'docx']) {
         for (const args of this.runs('md', to, 'probe.md', `probe.${to}`)) {
-          ensureSuccess(await run(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [FILTERS] }), 'pandoc');
+          ensureSuccess(await run(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [FILTERS], procfs: false }), 'pandoc');
         }
         if ((await fs.stat(path.join(dir, `probe.${to}`))).size === 0) throw new Error(`pandoc wrote an empty ${to}`);
       }
@@ -220,17 +233,29 @@ export class PandocEngine implements Engine {
 
   /**
    * One pandoc run. `references`: the input is a bibliography whose reference list the output is
-   * (citeproc with every entry listed, filters/all-references.lua).
+   * (citeproc with every entry listed, filters/all-references.lua). `media`: extract the media
+   * the upload carries into MEDIA_DIR (the document tree of a docx, odt or epub upload, see runs()).
    */
-  private args(reader: string, writer: string, to: string, input: string, output: string, options: StepOptions = {}, references = false): string[] {
+  private args(reader: string, writer: string, to: string, input: string, output: string, options: StepOptions = {}, references = false, media = false): string[] {
     const args = [...RTS_OPTIONS, '--from', reader, '--to', writer, '--output', output];
     const toc = booleanOption(options, 'toc') === true && TOC_WRITERS.has(to);
-    // The image filter only where images are fetched and embedded: the writers outside pandoc's
-    // sandbox, and the document tree that feeds one. Elsewhere an image stays a reference (HTML's
-    // <img src>, Markdown's ![]()), nothing is read, and the filter cost large documents 10-15%
-    // (BENCHMARKS.md). FictionBook embeds images too, but under `--sandbox`, which reads none.
-    if (OS_SANDBOX_ONLY.has(to) || writer === 'json') args.push(`--lua-filter=${IMAGE_FILTER}`);
-    if (!OS_SANDBOX_ONLY.has(to)) args.push('--sandbox');
+    if (writer === 'json') {
+      // The document tree for a writer outside `--sandbox`: every reference to anything but the
+      // upload emptied here, where nothing has been fetched yet. Elsewhere an image or a raw tag
+      // stays a reference (HTML's <img src>, Markdown's ![]()) that nothing reads, and the image
+      // filter alone cost large documents 10-15% (BENCHMARKS.md). FictionBook embeds images too,
+      // but under `--sandbox`, which reads none.
+      args.push(`--lua-filter=${IMAGE_FILTER}`, `--lua-filter=${RESOURCE_FILTER}`);
+      // pandoc 2.17.1.1-2~deb12u1 carries the fix of CVE-2023-35936 (media names with `..`
+      // written outside this directory); the OS sandbox has nowhere else to write besides.
+      if (media) args.push(`--extract-media=${MEDIA_DIR}`);
+    }
+    if (OS_SANDBOX_ONLY.has(to)) {
+      // Reads the tree and the media extracted beside it, found from the job's directory only.
+      args.push('--resource-path=.');
+    } else {
+      args.push('--sandbox');
+    }
     if (references) args.push(`--lua-filter=${REFERENCES_FILTER}`, '--citeproc');
     const standalone = STANDALONE.has(to) || (toc && TOC_STANDALONE.has(to));
     if (standalone) args.push('--standalone');
@@ -244,22 +269,23 @@ export class PandocEngine implements Engine {
 
   /**
    * The pandoc runs of one conversion. Outside `--sandbox` (docx, odt, epub and ipynb output, see
-   * the top) a reader would still follow include directives (man `.so`, RST `include`, ...) to any
-   * file the OS sandbox shows (/usr, /etc/fonts), and pandoc 2.17's docx writer fetches every
-   * image before filters run and fails on one it cannot fetch. So markup goes to those writers in
-   * two runs: first to pandoc's document tree (JSON) under `--sandbox` with the image filter, then
-   * from that tree, which names no outside file any more. (docx, odt and epub inputs have no
-   * include directives and keep their own media: one run; LibreOffice does most of those pairs anyway.)
+   * the top) a reader would follow include directives (man `.so`, RST `include`, ...) to any file
+   * the OS sandbox shows (/usr, /etc/fonts), pandoc 2.17's docx writer fetches every image before
+   * filters run (it embedded a file an odt upload linked to, measured), and the epub writer fetches
+   * what raw HTML and the metadata name. So every upload goes to those writers in two runs: first
+   * to pandoc's document tree (JSON) under `--sandbox` with the filters, the media of a docx, odt
+   * or epub upload extracted beside it; then from that tree, which names nothing outside the
+   * upload any more.
    */
   private runs(from: string, to: string, input: string, output: string, options: StepOptions = {}): string[][] {
     const bibliography = BIB_READERS[from];
     const reader = bibliography ?? READERS[from]!;
     const writer = bibliography ? (BIB_WRITERS[to] ?? REFERENCE_LISTS[to]!) : WRITERS[to]!;
     const references = bibliography !== undefined && BIB_WRITERS[to] === undefined;
-    if (OS_SANDBOX_ONLY.has(to) && !CONTAINER_READERS.has(from)) {
+    if (OS_SANDBOX_ONLY.has(to)) {
       return [
-        this.args(reader, 'json', 'json', input, 'document-tree.json', {}, references),
-        this.args('json', writer, to, 'document-tree.json', output, options),
+        this.args(reader, 'json', 'json', input, TREE, {}, references, CONTAINER_READERS.has(from)),
+        this.args('json', writer, to, TREE, output, options),
       ];
     }
     return [this.args(reader, writer, to, input, output, options, references)];
@@ -272,7 +298,10 @@ export class PandocEngine implements Engine {
     try {
       for (const args of runs) await this.runPandoc(args, request);
     } finally {
-      if (runs.length > 1) await fs.rm(path.join(workDir, 'document-tree.json'), { force: true });
+      if (runs.length > 1) {
+        await fs.rm(path.join(workDir, TREE), { force: true });
+        await fs.rm(path.join(workDir, MEDIA_DIR), { recursive: true, force: true });
+      }
       if (prepared) await fs.rm(path.join(workDir, prepared), { force: true });
     }
   }
@@ -286,7 +315,7 @@ export class PandocEngine implements Engine {
     const name = `prepared.${from}`;
     const copy = path.join(workDir, name);
     const result = await this.context.run(PYTHON, ['-I', '-S', PREPARE_SCRIPT, from, `./${path.basename(input)}`, `./${name}`], {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [PREPARE_SCRIPT],
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [PREPARE_SCRIPT], procfs: false,
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     if (result.exitCode !== 0) {
@@ -299,7 +328,8 @@ export class PandocEngine implements Engine {
 
   private async runPandoc(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {
     const result = await this.context.run(PANDOC, args, {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [FILTERS], limits: { fileSizeBytes: limits.maxOutputBytes },
+      // No /proc: pandoc and the GHC runtime run without one (see the top).
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [FILTERS], procfs: false, limits: { fileSizeBytes: limits.maxOutputBytes },
     });
     if (result.exitCode === 251) {
       throw new ConvertdError('input_too_complex', 'The document needs more memory than this service gives one conversion: send a smaller or simpler file.');
