@@ -56,13 +56,14 @@ const SSIM_AT_LEAST: Record<string, number> = {
   // Issue #30's writers (their pairs are in raster-formats.test.ts; here the transparency test).
   sgi: SSIM_LOSSLESS, pam: SSIM_LOSSLESS, mng: SSIM_LOSSLESS, cur: SSIM_LOSSLESS, xwd: SSIM_LOSSLESS, ras: SSIM_LOSSLESS,
   pfm: SSIM_LOSSLESS, dpx: SSIM_LOSSLESS, hdr: 0.98, jng: SSIM_LOSSY, fits: SSIM_GREY, xbm: SSIM_BILEVEL, wbmp: SSIM_BILEVEL, otb: SSIM_BILEVEL,
+  dcx: SSIM_LOSSLESS, j2k: SSIM_LOSSLESS, vips: SSIM_LOSSLESS, sixel: SSIM_PALETTE, vicar: SSIM_GREY, pgx: SSIM_GREY, cals: SSIM_BILEVEL,
 };
 /** Each colour band's mean (0-255) may move this much: a swapped or shifted colour moves it by far more. */
 const MEAN_TOLERANCE = 8;
 /** Targets whose colours are reduced to grey or to black and white: their luma is compared instead. */
-const GREY_TARGETS = new Set(['pgm', 'pbm', 'fits', 'xbm', 'wbmp', 'otb']);
+const GREY_TARGETS = new Set(['pgm', 'pbm', 'fits', 'xbm', 'wbmp', 'otb', 'vicar', 'pgx', 'cals']);
 /** Black-and-white targets: dithered, compared over 4x4 blocks. */
-const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb']);
+const BILEVEL_TARGETS = new Set(['pbm', 'xbm', 'wbmp', 'otb', 'cals']);
 
 const luma = ([r, g, b]: readonly number[]) => 0.299 * r! + 0.587 * g! + 0.114 * b!;
 

@@ -221,7 +221,9 @@ def read_sixel(path):
     for (px, py), c in pixels.items():
         if px < width and py < height:
             out[py, px] = palette.get(c, (0, 0, 0)) + (255,)
-    return Image.fromarray(out, 'RGBA')
+    image = Image.fromarray(out, 'RGBA')
+    # Pixels no sixel painted are transparent; a picture painted everywhere has no transparency.
+    return image.convert('RGB') if out[..., 3].min() == 255 else image
 
 def read_cals(path):
     """CALS type 1: 16 header records of 128 bytes (rpelcnt: width,height), then a CCITT group 4 stream, decoded by Pillow's libtiff in a TIFF made around it."""
