@@ -301,6 +301,11 @@ try {
   for (let i = 0; i < 300; i++) await fs.writeFile(path.join(work, 'sources', `part-${i}.txt`), `${'Some text of part '.repeat(200)}${i}\n`);
   run('bsdtar', ['--zstd', '-cf', 'sources.tar.zst', 'sources'], work);
   await fs.copyFile('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', path.join(work, 'font.ttf'));
+  // A 20-page PostScript document: a heading and forty lines of text a page.
+  files['report.ps'] = Buffer.from(['%!PS-Adobe-3.0', '%%Pages: 20', '/Helvetica findfont 11 scalefont setfont',
+    ...Array.from({ length: 20 }, (_, page) => [`%%Page: ${page + 1} ${page + 1}`, `72 760 moveto (Page ${page + 1}) show`,
+      ...Array.from({ length: 40 }, (_, line) => `72 ${740 - line * 16} moveto (Line ${line + 1}: some words of a report drawn by the program.) show`), 'showpage'].join('\n')),
+    '%%EOF', ''].join('\n'));
   for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'sources.tar.zst', 'font.ttf']) files[name] = await fs.readFile(path.join(work, name));
   for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
 
@@ -413,6 +418,7 @@ try {
       run('bsdtar', ['-a', '-cf', path.join(into, 'sources.zip'), '-C', into, 'sources'], work);
     } },
     { family: 'font (TTX)', name: 'font.ttf', target: 'ttx', bareLabel: 'fontTools ttx', bare: () => run('/usr/bin/python3', ['-m', 'fontTools.ttx', '-q', '-o', out('font.ttx'), 'font.ttf'], work) },
+    { family: 'postscript', name: 'report.ps', target: 'pdf', bareLabel: 'gs -dSAFER pdfwrite', bare: () => run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dAutoRotatePages=/None', `-sOutputFile=${out('report.pdf')}`, 'report.ps'], work) },
     { family: 'audio containers', name: 'large.wav', target: 'wv', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', '-c:a', 'wavpack', out('b.wv')], work) },
   ];
   await fs.mkdir(out('doc'), { recursive: true });
