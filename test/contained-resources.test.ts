@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import { runProcess } from '../src/process/runner.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
-import { download, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { download, submit, submitOk, waitForJob, type ProgressRecord } from './helpers/client.ts';
 import { BODY, handmadeDocx, MARKER, TITLE } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
@@ -170,6 +170,21 @@ async function inTurn<T>(items: readonly T[], work: (item: T) => Promise<void>):
 /** pandoc's writers that embed what they find (run outside pandoc's --sandbox), and the HTML ones and FictionBook (under it). */
 const PANDOC_EMBEDDING = ['epub', 'docx', 'odt', 'ipynb'];
 const PANDOC_OTHERS = ['fb2', 'html', 'dzslides'];
+
+/**
+ * Submits `text` as `name`; a submission refused at once (by its content) must be refused with a
+ * documented code, and gives undefined; otherwise the job's final record.
+ */
+async function finalUnlessRefused(base: string, text: string, name: string, to: string): Promise<ProgressRecord | undefined> {
+  const submitted = await submit(base, Buffer.from(text), name, to);
+  if (submitted.status !== 200 && submitted.status !== 202) {
+    const body = await submitted.json() as { error: { code: string } };
+    assert.ok(['unsupported_format', 'corrupt_input', 'unsupported_conversion'].includes(body.error.code), `${name}: ${JSON.stringify(body)}`);
+    return undefined;
+  }
+  const { job_id: jobId } = await submitted.json() as { job_id: string };
+  return (await waitForJob(base, jobId)).final;
+}
 
 describe('pandoc', () => {
   for (const [label, which] of [['with the OS sandbox', 'sandboxed'], ['with CONVERTD_SANDBOX=off: pandoc\'s own fence alone', 'unsandboxed']] as const) {
@@ -383,14 +398,8 @@ describe('the other engines', () => {
     const msl = `<?xml version="1.0" encoding="UTF-8"?>\n<image><read filename="${SYSTEM_PICTURE}"/><write filename="out.png"/></image>\n`;
     const uploads: Array<[string, string]> = [['drawing.tga', mvg], ['drawing.pcx', mvg], ['script.bmp', msl], ['text.xpm', 'text:/etc/fonts/fonts.conf'], ['label.tga', `label:@${SYSTEM_PICTURE}`]];
     for (const [name, text] of uploads) {
-      const submitted = await submit(sandboxed.url, Buffer.from(text), name, 'png');
-      if (submitted.status !== 200 && submitted.status !== 202) {
-        const body = await submitted.json() as { error: { code: string } };
-        assert.ok(['unsupported_format', 'corrupt_input', 'unsupported_conversion'].includes(body.error.code), `${name}: ${JSON.stringify(body)}`);
-        continue;
-      }
-      const { job_id: jobId } = await submitted.json() as { job_id: string };
-      const { final } = await waitForJob(sandboxed.url, jobId);
+      const final = await finalUnlessRefused(sandboxed.url, text, name, 'png');
+      if (!final) continue;
       assert.equal(final.status, 'error', `${name} converted: a drawing or script was run`);
       assert.ok(['corrupt_input', 'unsupported_format', 'conversion_failed'].includes(final.error!.code), `${name}: ${JSON.stringify(final.error)}`);
     }
@@ -409,14 +418,8 @@ describe('the other engines', () => {
       ['subtitles.ass', `[Script Info]\nScriptType: v4.00+\n\n[V4+ Styles]\nFormat: Name, Fontname, Fontsize\nStyle: Default,${wav},20\n\n[Fonts]\nfontname: ${wav}\n\n[Events]\nFormat: Layer, Start, End, Style, Text\nDialogue: 0,0:00:00.00,0:00:01.00,Default,${MARKER} {\\fn${wav}}line\n`, 'srt'],
     ];
     for (const [name, text, to] of uploads) {
-      const submitted = await submit(sandboxed.url, Buffer.from(text), name, to);
-      if (submitted.status !== 200 && submitted.status !== 202) {
-        const body = await submitted.json() as { error: { code: string } };
-        assert.ok(['unsupported_format', 'corrupt_input', 'unsupported_conversion'].includes(body.error.code), `${name}: ${JSON.stringify(body)}`);
-        continue;
-      }
-      const { job_id: jobId } = await submitted.json() as { job_id: string };
-      const { final } = await waitForJob(sandboxed.url, jobId);
+      const final = await finalUnlessRefused(sandboxed.url, text, name, to);
+      if (!final) continue;
       if (final.status === 'done') {
         // Only a subtitle file may convert, as the text it holds.
         assert.equal(name, 'subtitles.ass', `${name} converted: it read another file`);
