@@ -68,10 +68,15 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
     // Three minutes: probing every engine took more than one on a machine busy with other test runs.
-    const timer = setTimeout(() => {
+    // The verdict waits for the output already delivered (setImmediate runs after pending I/O): a
+    // test that blocks the event loop meanwhile (making its samples with execFileSync) would
+    // otherwise see the timer fire before the service's "listening" line is read.
+    let listening = false;
+    const timer = setTimeout(() => setImmediate(() => {
+      if (listening) return;
       child.kill('SIGKILL');
       reject(new Error(`server did not start:\n${logs.join('\n')}`));
-    }, 180_000);
+    }), 180_000);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       const lines = buffer.split('\n');
@@ -82,6 +87,7 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
           // A worker reports the port of its operations server, if it has one.
           const entry = JSON.parse(line) as { event?: string; port?: number; operations_port?: number };
           if (entry.event === readyEvent && (entry.port || readyEvent === 'worker_started')) {
+            listening = true;
             clearTimeout(timer);
             resolve(entry.port ?? entry.operations_port ?? 0);
           }
