@@ -50,7 +50,7 @@ export function startApiNode(env: Record<string, string>, dataDir?: string, logs
 }
 
 /** How long a service may take to probe its engines and listen (seconds on an idle machine; far more on a loaded one). */
-const START_TIMEOUT_MS = 120_000;
+const START_TIMEOUT_MS = 180_000;
 
 /** Runs a node script of the service and waits for the log event that says it is up. */
 export async function startProcess(argv: string[], env: Record<string, string>, dataDir: string | undefined, readyEvent: 'listening' | 'worker_started', logs: string[] = []): Promise<RunningServer> {
@@ -71,11 +71,16 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
     // A service that does not come up is killed, not left behind: a live child would keep the
-    // test file's process (and so the whole run) waiting for ever after the failure.
-    const timer = setTimeout(() => {
+    // test file's process (and so the whole run) waiting for ever after the failure. The verdict
+    // waits for the output already delivered (setImmediate runs after pending I/O): a test that
+    // blocks the event loop meanwhile (making its samples with execFileSync) would otherwise see
+    // the timer fire before the service's "listening" line is read.
+    let listening = false;
+    const timer = setTimeout(() => setImmediate(() => {
+      if (listening) return;
       child.kill('SIGKILL');
       reject(new Error(`server did not start within ${START_TIMEOUT_MS / 1000} s:\n${logs.join('\n')}`));
-    }, START_TIMEOUT_MS);
+    }), START_TIMEOUT_MS);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       const lines = buffer.split('\n');
@@ -86,6 +91,7 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
           // A worker reports the port of its operations server, if it has one.
           const entry = JSON.parse(line) as { event?: string; port?: number; operations_port?: number };
           if (entry.event === readyEvent && (entry.port || readyEvent === 'worker_started')) {
+            listening = true;
             clearTimeout(timer);
             resolve(entry.port ?? entry.operations_port ?? 0);
           }
