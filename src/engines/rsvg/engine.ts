@@ -15,7 +15,7 @@ import type { EngineContext } from '../module.ts';
 import { narrow, numberOption, OPTIONS, type StepOptions } from '../options.ts';
 import { outputSize, rasterOptions, requestedSize } from '../support/raster-options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
-import { SVG_ROOT } from './formats.ts';
+import { startsAsSvg } from './formats.ts';
 
 const RSVG = '/usr/bin/rsvg-convert';
 const gunzip = promisify(gunzipCallback);
@@ -133,7 +133,7 @@ async function inflateSvgz(input: string, workDir: string): Promise<string> {
     }
     throw new ConvertdError('corrupt_input', 'The .svgz file is not a complete gzip stream: check that it is not damaged.');
   }
-  if (!SVG_ROOT.test(svg.toString('utf8', 0, 65536).replace(/^\uFEFF/, '').trimStart())) {
+  if (!startsAsSvg(svg.subarray(0, 65536))) {
     throw new ConvertdError('corrupt_input', 'The .svgz file does not hold an SVG drawing.');
   }
   const inflated = path.join(workDir, 'inflated.svg');

@@ -4,7 +4,12 @@ import { constants, gunzipSync } from 'node:zlib';
 import type { FormatDefinition } from '../../formats/catalogue.ts';
 
 /** An XML document whose root element is <svg>, possibly after a declaration, comments and a doctype. */
-export const SVG_ROOT = /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>\s*)*<svg[\s>]/i;
+const SVG_ROOT = /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>\s*)*<svg[\s>]/i;
+
+/** Whether these bytes start an SVG document (after a byte-order mark and white space). */
+export function startsAsSvg(bytes: Buffer): boolean {
+  return SVG_ROOT.test(bytes.toString('utf8').replace(/^\uFEFF/, '').trimStart());
+}
 
 /** Compressed bytes of an .svgz looked into for the root element (a few KiB of XML once inflated). */
 const SVGZ_PEEK_BYTES = 2048;
@@ -17,7 +22,7 @@ function isGzippedSvg(head: Buffer): boolean {
   try {
     // Z_SYNC_FLUSH: inflate what these bytes hold without asking for the stream's end.
     const start = gunzipSync(head.subarray(0, SVGZ_PEEK_BYTES), { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: SVGZ_PEEK_LIMIT });
-    return SVG_ROOT.test(start.toString('utf8').replace(/^\uFEFF/, '').trimStart());
+    return startsAsSvg(start);
   } catch {
     return false;
   }
