@@ -36,7 +36,9 @@ writeFileSync(ledger, '');
 const child = spawn(bin('node'), ['--test', '--test-reporter=spec', '--test-concurrency=1', ...files], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, CONVERTD_TEST: '1', CONVERTD_PAIR_LEDGER: ledger },
+  // One probe cache for the run's ~90 service starts (src/engines/probe-cache.ts): each engine
+  // is probed at the first start with its settings, and again whenever they or the code change.
+  env: { ...process.env, CONVERTD_TEST: '1', CONVERTD_PAIR_LEDGER: ledger, CONVERTD_PROBE_CACHE_DIR: path.join(path.dirname(ledger), 'probes') },
 });
 // The runner's summary lines ("ℹ tests 706"), remembered as they stream past: the details of
 // failures follow them, so they are not at the end of the output.

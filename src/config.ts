@@ -49,6 +49,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Where uploads and results live: the data directory, or an S3-compatible bucket. */
   readonly storage: LocalStorageConfig | S3StorageConfig;
+  /** Where engines' passed probes are remembered across starts (engines/probe-cache.ts); undefined: every start probes. */
+  readonly probeCacheDir: string | undefined;
 }
 
 export interface LocalStorageConfig {
@@ -179,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     role: roleOf(env.CONVERTD_ROLE),
     redisUrl: redisUrlOf(env.CONVERTD_REDIS_URL),
     storage: storageOf(env),
+    probeCacheDir: env.CONVERTD_PROBE_CACHE_DIR?.trim() ? path.resolve(env.CONVERTD_PROBE_CACHE_DIR.trim()) : undefined,
   };
   if (config.role !== 'all' && !config.redisUrl) {
     throw new ConfigError(`CONVERTD_ROLE=${config.role} needs CONVERTD_REDIS_URL: API nodes and workers share jobs through Redis`);

@@ -10,6 +10,7 @@ import os from 'node:os';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { catalogueOf, checkEngineNames, createEngines, readEngineSettings } from './engines/assembly.ts';
 import { ENGINE_MODULES } from './engines/index.ts';
+import { ProbeCache } from './engines/probe-cache.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
 import { cgroupLimitsState, configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
@@ -143,7 +144,11 @@ async function main(): Promise<void> {
     runsJobs: runsWorkers,
     stateRoot: path.join(config.dataDir, 'engines'),
   });
-  const engines = await EngineRegistry.start(created.engines, log, catalogueOf(ENGINE_MODULES), created.failed);
+  const probeCache = config.probeCacheDir ? await ProbeCache.open(config.probeCacheDir, {
+    settings: engineSettings,
+    machine: { sandbox: sandbox.settings, memory: limits.mode, engineMemoryMb: config.engineMemoryMb, maxOutputBytes: config.maxOutputBytes, maxImagePixels: config.maxImagePixels, maxMediaSeconds: config.maxMediaSeconds, engineTimeouts: config.engineTimeouts },
+  }) : undefined;
+  const engines = await EngineRegistry.start(created.engines, log, catalogueOf(ENGINE_MODULES), created.failed, probeCache);
   const metrics = new Metrics({
     queueWaiting: () => queue.waiting(),
     jobsRunning: () => queue.active(),

@@ -18,7 +18,7 @@ after(async () => {
 });
 
 async function start(env: Record<string, string>): Promise<RunningServer> {
-  const server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', ...env });
+  const server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_LIBREOFFICE_START: 'eager', ...env });
   running.push(server);
   return server;
 }

@@ -9,7 +9,7 @@ import { startServer, type RunningServer } from './helpers/server.ts';
 
 let server: RunningServer;
 before(async () => {
-  server = await startServer({ CONVERTD_RATE_LIMITS: '3/minute', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_LIBREOFFICE_POOL: '1' });
+  server = await startServer({ CONVERTD_RATE_LIMITS: '3/minute', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_START: 'eager' });
 });
 after(async () => {
   await server?.stop();

@@ -5,6 +5,7 @@ import type { FormatCatalogue } from '../formats/catalogue.ts';
 import type { CatalogueEntry } from '../wire/shapes.ts';
 import type { OptionSpec } from './options.ts';
 import { RoutePlanner, type Route } from './planner.ts';
+import type { ProbeCache } from './probe-cache.ts';
 import type { ConversionEdge, Engine } from './types.ts';
 
 function isOpenEach(spec: OptionSpec): boolean {
@@ -70,11 +71,19 @@ export class EngineRegistry {
    * Probes the engines; `unavailable` are engines that could not even be created (assembly.ts),
    * reported beside those whose probe failed.
    */
-  static async start(engines: readonly Engine[], log: Logger, formats: FormatCatalogue, unavailable: readonly EngineStatus[] = []): Promise<EngineRegistry> {
+  static async start(engines: readonly Engine[], log: Logger, formats: FormatCatalogue, unavailable: readonly EngineStatus[] = [], cache?: ProbeCache): Promise<EngineRegistry> {
     const results = await Promise.all(engines.map(async (engine) => {
       const started = performance.now();
       try {
+        const recalled = await cache?.recall(engine);
+        if (recalled) {
+          // The probe passed under the same conditions before (probe-cache.ts): only start what it would have started.
+          await engine.warm?.();
+          log.info({ engine: engine.id, edges: recalled.length, ms: Math.round(performance.now() - started), cached: true }, 'engine probe passed');
+          return { engine, edges: recalled, status: { engine: engine.id, ok: true, edges: recalled.length } };
+        }
         const edges = (await engine.probe()) ?? engine.edges;
+        await cache?.remember(engine, edges).catch((error: Error) => log.warn({ engine: engine.id, reason: error.message }, 'probe verdict not remembered'));
         log.info({ engine: engine.id, edges: edges.length, ms: Math.round(performance.now() - started) }, 'engine probe passed');
         return { engine, edges, status: { engine: engine.id, ok: true, edges: edges.length } };
       } catch (error) {

@@ -119,6 +119,20 @@ export interface Engine {
    * it does not; may resolve with the subset of edges that work when only some do.
    */
   probe(): Promise<readonly ConversionEdge[] | void>;
+  /**
+   * For engines whose probe starts processes (a warm pool): starts them without probing, when the
+   * probe's verdict is remembered from an earlier start (probe-cache.ts).
+   */
+  warm?(): Promise<void>;
+  /**
+   * For an engine whose probe finds facts (the encoders this build has) and makes edges of its own
+   * from them: the facts its last probe found, as JSON, and the edges the same facts give. Lets a
+   * remembered probe (probe-cache.ts) be restored when its edges are not the declared ones.
+   */
+  readonly probeFacts?: {
+    found(): unknown;
+    edgesOf(facts: unknown): readonly ConversionEdge[] | undefined;
+  };
   convert(request: ConvertRequest): Promise<void>;
   /** Stops pooled processes; called once at shutdown. */
   close?(): Promise<void>;

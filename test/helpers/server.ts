@@ -63,6 +63,10 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
       HOST: '127.0.0.1',
       CONVERTD_DATA_DIR: dir,
       CONVERTD_LOG_LEVEL: 'info',
+      // A suite starts the service dozens of times, most of them converting no office document:
+      // LibreOffice starts its processes at the first such job. The tests of the warm pool ask
+      // for "eager" (the service's default) themselves.
+      CONVERTD_LIBREOFFICE_START: 'lazy',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

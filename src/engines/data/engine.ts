@@ -101,6 +101,10 @@ export class DataEngine implements Engine {
     return 0.05 + inputBytes / 3_000_000;
   }
 
+  async warm(): Promise<void> {
+    await this.pool.init();
+  }
+
   async probe(): Promise<void> {
     await this.pool.init();
     await this.withScratchDir(async (dir) => {

@@ -274,6 +274,25 @@ function encoderArgs(to: string, facts: MediaFacts, options: StepOptions = {}): 
   }
 }
 
+/** What the probe learns of this ffmpeg: its encoders, and the subtitle formats it writes well. */
+interface FfmpegFacts {
+  readonly encoders: readonly string[];
+  readonly subtitleTargets: readonly string[];
+}
+
+function isFfmpegFacts(facts: unknown): facts is FfmpegFacts {
+  const candidate = facts as Partial<FfmpegFacts> | null;
+  return typeof candidate === 'object' && candidate !== null
+    && Array.isArray(candidate.encoders) && candidate.encoders.every((e) => typeof e === 'string')
+    && Array.isArray(candidate.subtitleTargets) && candidate.subtitleTargets.every((t) => typeof t === 'string');
+}
+
+/** The edges this ffmpeg offers: codecs beyond each target's default only where it has their encoder. */
+function edgesFound(facts: FfmpegFacts): ConversionEdge[] {
+  const encoders = new Set(facts.encoders);
+  return [...edges((codec) => encoders.has(ENCODER_OF[codec] ?? '')), ...subtitleEdges(facts.subtitleTargets)];
+}
+
 export class FfmpegEngine implements Engine {
   readonly id = 'ffmpeg';
   readonly edges = [...edges(), ...subtitleEdges()];
@@ -306,11 +325,19 @@ export class FfmpegEngine implements Engine {
       // The codecs offered beyond each target's default are those this build has encoders for.
       const listing = await run('/usr/bin/ffmpeg', ['-nostdin', '-hide_banner', '-encoders'], { cwd: dir, timeoutMs: 20_000, captureStdout: true });
       ensureSuccess(listing, 'ffmpeg');
-      const encoders = new Set(listing.stdout.split('\n').flatMap((line) => /^ [VAS][A-Z.]{5} (\S+)/.exec(line)?.[1] ?? []));
-      if (!encoders.has('libmp3lame')) throw new Error('ffmpeg\'s list of encoders could not be read');
-      return [...edges((codec) => encoders.has(ENCODER_OF[codec] ?? '')), ...await probeSubtitles(this.context, dir)];
+      const encoders = listing.stdout.split('\n').flatMap((line) => /^ [VAS][A-Z.]{5} (\S+)/.exec(line)?.[1] ?? []);
+      if (!encoders.includes('libmp3lame')) throw new Error('ffmpeg\'s list of encoders could not be read');
+      this.found = { encoders, subtitleTargets: await probeSubtitles(this.context, dir) };
+      return edgesFound(this.found);
     });
   }
+
+  private found: FfmpegFacts | undefined;
+
+  readonly probeFacts = {
+    found: (): unknown => this.found,
+    edgesOf: (facts: unknown): readonly ConversionEdge[] | undefined => (isFfmpegFacts(facts) ? edgesFound(facts) : undefined),
+  };
 
   /**
    * One ffmpeg run per conversion, usually. ffmpeg describes its input (container, duration,

@@ -95,7 +95,7 @@ export function isSubtitleConversion({ from, to }: { from: string; to: string })
 const PROBE_SRT = '1\n00:00:01,000 --> 00:00:02,500\nprobe <i>text</i>\n';
 
 /** The start-up probe: one SubRip cue written as every target; the targets whose file holds it are offered. */
-export async function probeSubtitles(context: EngineContext<unknown>, dir: string): Promise<ConversionEdge[]> {
+export async function probeSubtitles(context: EngineContext<unknown>, dir: string): Promise<string[]> {
   await fs.writeFile(path.join(dir, 'probe.srt'), PROBE_SRT);
   const written = Object.keys(WRITERS);
   const outputs = written.flatMap((to) => ['-map', '0:s:0', '-c:s', WRITERS[to]!.encoder, '-f', WRITERS[to]!.muxer, '-y', `file:probe-out.${to}`]);
@@ -109,7 +109,7 @@ export async function probeSubtitles(context: EngineContext<unknown>, dir: strin
     if (text.includes('probe') && text.includes('text')) working.push(to);
   }
   // LRC is made from ffmpeg's SubRip.
-  return subtitleEdges(working.includes('srt') ? [...working, 'lrc'] : working);
+  return working.includes('srt') ? [...working, 'lrc'] : working;
 }
 
 /** A subtitle file's text, decoded: UTF-8, or UTF-16 with its byte-order mark, or else Windows-1252. */

@@ -210,7 +210,9 @@ function readEdges(family: Family): ConversionEdge[] {
 export class LibreOfficeEngine implements Engine {
   readonly id = 'libreoffice';
   readonly timeoutSeconds = 300;
-  readonly edges: readonly ConversionEdge[] = FAMILIES.flatMap(edgesOf);
+  /** Each family's edges, made once: the probe offers the same objects, as the probe cache expects. */
+  private readonly edgesByFamily = new Map(FAMILIES.map((family) => [family, edgesOf(family)]));
+  readonly edges: readonly ConversionEdge[] = FAMILIES.flatMap((family) => this.edgesByFamily.get(family)!);
   readonly reportsProgress = false;
   readonly pool: ProcessPool;
   private readonly withScratchDir: EngineContext<LibreOfficeSettings>['withScratchDir'];
@@ -231,6 +233,10 @@ export class LibreOfficeEngine implements Engine {
     return (from.startsWith('ppt') || from === 'odp' ? 1.5 : 1) + inputBytes / 200_000;
   }
 
+  async warm(): Promise<void> {
+    await this.pool.init();
+  }
+
   /** Starts the pool and converts a tiny document of each family; families that fail are not advertised. */
   async probe(): Promise<readonly ConversionEdge[]> {
     await fs.access('/usr/lib/libreoffice/program/soffice.bin');
@@ -245,7 +251,7 @@ export class LibreOfficeEngine implements Engine {
         try {
           await this.pool.convert(input, output, officeMessage(family.writes.pdf!), 60_000, AbortSignal.timeout(90_000), { probe: true });
           if ((await fs.stat(output)).size === 0) throw new Error('empty output');
-          working.push(...edgesOf(family));
+          working.push(...this.edgesByFamily.get(family)!);
         } catch (error) {
           failures.push(`${family.name}: ${error instanceof Error ? error.message : String(error)}`);
         }

@@ -73,6 +73,10 @@ export class SharpEngine implements Engine, RasterImages {
     return to === 'avif' ? base * 3 : to === 'zip' ? base * 4 : base;
   }
 
+  async warm(): Promise<void> {
+    await this.pool.init();
+  }
+
   async probe(): Promise<readonly ConversionEdge[]> {
     await this.pool.init();
     const working = await this.pool.ask({ op: 'probe' }, 60_000, AbortSignal.timeout(90_000)) as string[];

@@ -1,0 +1,111 @@
+// Remembers which edges of an engine passed its start-up probe, so that a service started again on
+// the same machine, with the same engines, code and settings, need not convert its probe samples
+// again (they take ~20 s, mostly LibreOffice's four families). Off unless CONVERTD_PROBE_CACHE_DIR
+// names a directory: the test suite starts the service ~90 times and sets it; an operator may too,
+// for faster restarts.
+//
+// What makes a remembered verdict stale is in its key, never guessed: the engine's id and settings,
+// the sandbox and limits its probe ran under, PATH, every source file of the service, and the
+// identity (size, mtime) of the Debian and npm package databases, which change with any install or
+// upgrade. Only passes are remembered: a failed probe runs again at the next start.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { ConversionEdge, Engine } from './types.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+/** Files whose identity changes when installed software does. */
+const SOFTWARE_RECORDS = ['/var/lib/dpkg/status', path.join(ROOT, 'node_modules', '.package-lock.json')];
+
+/** What a probe's verdict depends on besides the engine: the same values give the same verdict. */
+export interface ProbeConditions {
+  readonly settings: ReadonlyMap<string, Record<string, unknown>>;
+  /** The sandbox, limits and anything else the engines' processes start with. */
+  readonly machine: Readonly<Record<string, unknown>>;
+}
+
+interface Remembered {
+  readonly key: string;
+  /** Indexes into the engine's declared edges of those that passed. */
+  readonly edges?: readonly number[];
+  /** Or, for an engine that makes its own edges from what its probe found, those facts (Engine.probeFacts). */
+  readonly facts?: unknown;
+}
+
+export class ProbeCache {
+  private readonly dir: string;
+  private readonly fingerprint: string;
+  private readonly settings: ProbeConditions['settings'];
+
+  private constructor(dir: string, fingerprint: string, settings: ProbeConditions['settings']) {
+    this.dir = dir;
+    this.fingerprint = fingerprint;
+    this.settings = settings;
+  }
+
+  static async open(dir: string, conditions: ProbeConditions): Promise<ProbeCache> {
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    const hash = createHash('sha256');
+    hash.update(JSON.stringify({ machine: conditions.machine, path: process.env.PATH ?? '', uid: process.getuid?.() }));
+    for (const record of SOFTWARE_RECORDS) {
+      const stat = await fs.stat(record).catch(() => undefined);
+      hash.update(`${record}:${stat ? `${stat.size}:${stat.mtimeMs}` : 'absent'}\n`);
+    }
+    for (const file of await sourceFiles(path.join(ROOT, 'src'))) {
+      hash.update(`${path.relative(ROOT, file)}\n`);
+      hash.update(await fs.readFile(file));
+    }
+    return new ProbeCache(dir, hash.digest('hex'), conditions.settings);
+  }
+
+  private keyOf(engine: Engine): string {
+    return createHash('sha256').update(this.fingerprint).update(engine.id).update(JSON.stringify(this.settings.get(engine.id) ?? {})).digest('hex');
+  }
+
+  private fileOf(engine: Engine): string {
+    return path.join(this.dir, `${engine.id}.json`);
+  }
+
+  /** The edges that passed the last probe under the same conditions, or undefined when there was none. */
+  async recall(engine: Engine): Promise<readonly ConversionEdge[] | undefined> {
+    const text = await fs.readFile(this.fileOf(engine), 'utf8').catch(() => undefined);
+    if (text === undefined) return undefined;
+    let remembered: Remembered;
+    try {
+      remembered = JSON.parse(text) as Remembered;
+    } catch {
+      return undefined;
+    }
+    if (remembered.key !== this.keyOf(engine)) return undefined;
+    if ('facts' in remembered) return engine.probeFacts?.edgesOf(remembered.facts);
+    if (!Array.isArray(remembered.edges)) return undefined;
+    const edges = remembered.edges.map((index) => engine.edges[index]);
+    return edges.every((edge) => edge !== undefined) ? edges as ConversionEdge[] : undefined;
+  }
+
+  /**
+   * Notes a passed probe: the declared edges that passed, or the facts the engine made its edges
+   * from. An engine whose edges are neither is probed at every start.
+   */
+  async remember(engine: Engine, passed: readonly ConversionEdge[]): Promise<void> {
+    const indexes = passed.map((edge) => engine.edges.indexOf(edge));
+    const facts = engine.probeFacts?.found();
+    let remembered: Remembered;
+    if (indexes.every((index) => index >= 0)) remembered = { key: this.keyOf(engine), edges: indexes };
+    else if (facts !== undefined) remembered = { key: this.keyOf(engine), facts };
+    else return;
+    const file = this.fileOf(engine);
+    const temporary = `${file}.${process.pid}.tmp`;
+    // Written whole, then renamed: a service starting beside this one reads the old or the new.
+    await fs.writeFile(temporary, JSON.stringify(remembered));
+    await fs.rename(temporary, file);
+  }
+}
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .sort();
+}
