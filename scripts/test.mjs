@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,7 +33,9 @@ const files = only.length > 0 ? only : ['test/**/*.test.ts'];
 // run, every pair /api/formats lists must be in it (scripts/pair-coverage.ts).
 const ledger = path.join(mkdtempSync(path.join(os.tmpdir(), 'convertd-pairs-')), 'converted.txt');
 writeFileSync(ledger, '');
-const child = spawn(bin('node'), ['--test', '--test-reporter=spec', '--test-concurrency=1', ...files], {
+const fileTimes = path.join(path.dirname(ledger), 'file-times.txt');
+const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=./scripts/file-times-reporter.mjs', `--test-reporter-destination=${fileTimes}`];
+const child = spawn(bin('node'), ['--test', ...reporters, '--test-concurrency=1', ...files], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'inherit'],
   // One probe cache for the run's ~90 service starts (src/engines/probe-cache.ts): each engine
@@ -59,6 +61,11 @@ child.on('close', (code) => {
   const passed = count('pass');
   const failed = count('fail');
   const skipped = count('skipped');
+  try {
+    process.stdout.write(readFileSync(fileTimes, 'utf8'));
+  } catch {
+    // no file finished
+  }
   process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   if (tests === 0) {
     process.stdout.write('no test ran: failing on purpose\n');
