@@ -447,6 +447,17 @@ def open_image(path):
     return im, decoder, orientation
 
 
+# A batch compares many outputs with the same source: its reference is decoded once (the decoders
+# of several formats are a subprocess each). The image is never changed in place by compare().
+_references = {}
+
+
+def open_reference(path):
+    if path not in _references:
+        _references[path] = open_image(path)
+    return _references[path]
+
+
 def vips_orientation(path):
     result = subprocess.run(['vipsheader', '-f', 'orientation', path], env=VIPS_ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -517,7 +528,7 @@ def compare(job):
     result['probes'] = [[int(v) for v in out_rgba[y, x]] for x, y in job.get('probes', [])]
     if not job.get('reference'):
         return result
-    ref_im, ref_decoder, ref_orientation = open_image(job['reference'])
+    ref_im, ref_decoder, ref_orientation = open_reference(job['reference'])
     if ref_decoder.startswith('pillow') and ref_orientation in UPRIGHT:
         ref_im = ref_im.transpose(UPRIGHT[ref_orientation])
     ref_rgba = rgba_array(ref_im)
