@@ -1,8 +1,11 @@
-// The probe cache (src/engines/probe-cache.ts) with fake engines: a passed probe is recalled under
-// the same conditions and only then, a failed one is probed again, and an engine that makes its
-// own edges is restored from the facts it found.
+// The probe cache (src/engines/probe-cache.ts): with fake engines, a passed probe is recalled under
+// the same conditions and only then, a failed one is probed again, and an engine whose probe
+// leaves state restores it from the facts it found; with the real service, a start that recalled
+// its probes offers and does the same as one that ran them.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -12,6 +15,9 @@ import { ENGINE_MODULES } from '../src/engines/index.ts';
 import { ProbeCache } from '../src/engines/probe-cache.ts';
 import { EngineRegistry } from '../src/engines/registry.ts';
 import type { ConversionEdge, Engine } from '../src/engines/types.ts';
+import { convert, fetchCatalogue } from './helpers/client.ts';
+import { TEXT_SAMPLES } from './helpers/documents.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 const silent = pino({ level: 'silent' });
 const formats = catalogueOf(ENGINE_MODULES);
@@ -25,7 +31,7 @@ interface Counted extends Engine {
 /** An engine whose probe passes with `passing` of its declared edges (all when undefined), or throws. */
 function fakeEngine(passing: readonly ConversionEdge[] | undefined | Error): Counted {
   const engine: Counted = {
-    id: 'fake', edges: DECLARED, reportsProgress: false, probes: 0, warms: 0,
+    id: 'fake', edges: DECLARED, reportsProgress: false, probes: 0, warms: 0, probeMemory: 'edges',
     estimateSeconds: () => 1,
     convert: async () => undefined,
     probe: async () => {
@@ -87,12 +93,20 @@ test('a failed probe is not remembered: the next start probes again, and does no
   assert.equal(next.probes, 1);
 });
 
-test('an engine that makes its edges from what its probe found is restored from those facts', async () => {
+test('an engine whose probe leaves state restores it from the facts it found; one that does not say is probed every time', async () => {
   const dir = await cacheDir();
   const made = (facts: unknown): ConversionEdge[] | undefined => (Array.isArray(facts) ? facts.map((to: string) => ({ from: 'png', to, cost: 2 })) : undefined);
-  const withFacts = (found: string[]): Counted => {
-    const engine = fakeEngine(made(found));
-    return Object.assign(engine, { probeFacts: { found: () => found, edgesOf: made } });
+  const withFacts = (found: string[]): Counted & { restored: unknown } => {
+    const engine = Object.assign(fakeEngine(made(found)), { restored: undefined as unknown });
+    return Object.assign(engine, {
+      probeMemory: {
+        found: () => found,
+        restore: async (facts: unknown) => {
+          engine.restored = facts;
+          return made(facts);
+        },
+      },
+    });
   };
   await EngineRegistry.start([withFacts(['webp'])], silent, formats, [], await ProbeCache.open(dir, conditions()));
   const restored = withFacts([]);
@@ -101,11 +115,58 @@ test('an engine that makes its edges from what its probe found is restored from 
   };
   const registry = await EngineRegistry.start([restored], silent, formats, [], await ProbeCache.open(dir, conditions()));
   assert.deepEqual(registry.targetsFor('png'), ['webp']);
-  // An engine whose own edges are neither declared nor described by facts is probed every time.
-  const opaqueDir = await cacheDir();
-  const opaque = fakeEngine([{ from: 'png', to: 'gif', cost: 1 }]);
-  await EngineRegistry.start([opaque], silent, formats, [], await ProbeCache.open(opaqueDir, conditions()));
-  const opaqueAgain = fakeEngine([{ from: 'png', to: 'gif', cost: 1 }]);
-  await EngineRegistry.start([opaqueAgain], silent, formats, [], await ProbeCache.open(opaqueDir, conditions()));
-  assert.equal(opaqueAgain.probes, 1);
+  assert.deepEqual(restored.restored, ['webp'], 'its state restored from the facts');
+
+  // No probeMemory: the probe may keep state the cache knows nothing of.
+  const silentDir = await cacheDir();
+  for (let start = 0; start < 2; start++) {
+    const { probeMemory: _none, ...unsaid } = fakeEngine(undefined);
+    const engine = { ...unsaid, probes: 0 } as Counted;
+    engine.probe = async () => {
+      engine.probes++;
+    };
+    await EngineRegistry.start([engine], silent, formats, [], await ProbeCache.open(silentDir, conditions()));
+    assert.equal(engine.probes, 1, `start ${start + 1} probed`);
+  }
+  // 'edges' with an edge the probe made rather than picked: not remembered either.
+  const madeDir = await cacheDir();
+  for (let start = 0; start < 2; start++) {
+    const engine = fakeEngine([{ from: 'png', to: 'gif', cost: 1 }]);
+    await EngineRegistry.start([engine], silent, formats, [], await ProbeCache.open(madeDir, conditions()));
+    assert.equal(engine.probes, 1, `start ${start + 1} probed`);
+  }
+});
+
+test('a service whose probes were recalled offers and does what a probed one does (catalogue, options, 7-Zip fallback, PDF/A intent)', async () => {
+  const dir = await cacheDir();
+  const base = { CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off' };
+  const probed = await startServer({ ...base, CONVERTD_PROBE_CACHE_DIR: dir });
+  const described = async (server: RunningServer) => {
+    const pairs = ['wav/mp4', 'mkv/webm', 'srt/vtt', '7z/zip', 'pdf/pdfa', 'eps/pdf', 'png/avif', 'docx/pdf'];
+    const options = await Promise.all(pairs.map(async (pair) => (await fetch(`${server.url}/api/formats/${pair}`)).text()));
+    return { catalogue: await fetchCatalogue(server.url), options };
+  };
+  const expected = await described(probed);
+  await probed.stop();
+  assert.deepEqual((await readdir(dir)).sort(), ENGINE_MODULES.map((module) => `${module.id}.json`).sort(), 'every engine remembered');
+
+  const recalled = await startServer({ ...base, CONVERTD_PROBE_CACHE_DIR: dir });
+  try {
+    assert.ok(recalled.logs.some((line) => line.includes('"cached":true')), 'the probes were recalled');
+    assert.deepEqual(await described(recalled), expected);
+    // State the probes leave behind, restored: the 7-Zip fallback (archives) and the PDF/A prologue (ghostscript).
+    const work = await tempDir();
+    await writeFile(path.join(work, 'note.txt'), 'kept through Deflate64\n');
+    execFileSync('7zz', ['a', '-bd', '-m0=Deflate64', 'deflate64.7z', 'note.txt'], { cwd: work, stdio: 'ignore' });
+    const { bytes: zip } = await convert(recalled.url, await readFile(path.join(work, 'deflate64.7z')), 'deflate64.7z', 'zip');
+    const member = execFileSync('python3', ['-c', 'import io, sys, zipfile; sys.stdout.write(zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read())).read("note.txt").decode())'], { input: zip, encoding: 'utf8' });
+    assert.equal(member, 'kept through Deflate64\n');
+    const { bytes: pdf } = await convert(recalled.url, Buffer.from(TEXT_SAMPLES.md!), 'note.md', 'pdf');
+    const { bytes: pdfa } = await convert(recalled.url, pdf, 'note.pdf', 'pdfa');
+    await writeFile(path.join(work, 'out.pdf'), pdfa);
+    const qdf = execFileSync('qpdf', ['--qdf', '--object-streams=disable', 'out.pdf', '-'], { cwd: work }).toString('latin1');
+    assert.match(qdf, /\/OutputIntents\s*\[/, 'the PDF/A carries its output intent');
+  } finally {
+    await recalled.stop();
+  }
 });

@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../errors.ts';
 import type { FormatCatalogue } from '../formats/catalogue.ts';
+import { checkInputCaps } from '../formats/input-caps.ts';
 import { formatOfContent } from '../formats/sniff.ts';
 import type { StepOptions } from './options.ts';
 import type { Route } from './planner.ts';
@@ -77,6 +78,8 @@ export async function runPipeline(request: PipelineRequest): Promise<string> {
   const totalCost = route.reduce((sum, step) => sum + step.cost, 0);
   let doneCost = 0;
   let current = request.input;
+  // The input's own caps, the same on every route that reads its format (formats/input-caps.ts).
+  if (route[0]) await checkInputCaps(current, route[0].from, limits);
   let reported = 0;
   const report = (fraction: number) => {
     const clamped = Math.min(1, Math.max(reported, fraction));

@@ -7,7 +7,9 @@
 // What makes a remembered verdict stale is in its key, never guessed: the engine's id and settings,
 // the sandbox and limits its probe ran under, PATH, every source file of the service, and the
 // identity (size, mtime) of the Debian and npm package databases, which change with any install or
-// upgrade. Only passes are remembered: a failed probe runs again at the next start.
+// upgrade. Only passes are remembered: a failed probe runs again at the next start. An engine
+// opts in with `probeMemory` (types.ts): a probe that leaves state behind (ghostscript's PDF/A
+// prologue, whether 7-Zip works) must say how to restore it, or it is probed at every start.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -26,9 +28,9 @@ export interface ProbeConditions {
 
 interface Remembered {
   readonly key: string;
-  /** Indexes into the engine's declared edges of those that passed. */
+  /** Indexes into the engine's declared edges of those that passed ('edges'). */
   readonly edges?: readonly number[];
-  /** Or, for an engine that makes its own edges from what its probe found, those facts (Engine.probeFacts). */
+  /** Or the facts its probe found, from which the engine restores its state and edges. */
   readonly facts?: unknown;
 }
 
@@ -66,8 +68,13 @@ export class ProbeCache {
     return path.join(this.dir, `${engine.id}.json`);
   }
 
-  /** The edges that passed the last probe under the same conditions, or undefined when there was none. */
+  /**
+   * The edges that passed the last probe under the same conditions, with the engine's state
+   * restored; undefined when there was none (or the engine's probes are not remembered).
+   */
   async recall(engine: Engine): Promise<readonly ConversionEdge[] | undefined> {
+    const memory = engine.probeMemory;
+    if (!memory) return undefined;
     const text = await fs.readFile(this.fileOf(engine), 'utf8').catch(() => undefined);
     if (text === undefined) return undefined;
     let remembered: Remembered;
@@ -77,23 +84,26 @@ export class ProbeCache {
       return undefined;
     }
     if (remembered.key !== this.keyOf(engine)) return undefined;
-    if ('facts' in remembered) return engine.probeFacts?.edgesOf(remembered.facts);
+    if (memory !== 'edges') return 'facts' in remembered ? memory.restore(remembered.facts) : undefined;
     if (!Array.isArray(remembered.edges)) return undefined;
     const edges = remembered.edges.map((index) => engine.edges[index]);
     return edges.every((edge) => edge !== undefined) ? edges as ConversionEdge[] : undefined;
   }
 
-  /**
-   * Notes a passed probe: the declared edges that passed, or the facts the engine made its edges
-   * from. An engine whose edges are neither is probed at every start.
-   */
+  /** Notes a passed probe, as the engine's probeMemory says; nothing for an engine without one. */
   async remember(engine: Engine, passed: readonly ConversionEdge[]): Promise<void> {
-    const indexes = passed.map((edge) => engine.edges.indexOf(edge));
-    const facts = engine.probeFacts?.found();
+    const memory = engine.probeMemory;
     let remembered: Remembered;
-    if (indexes.every((index) => index >= 0)) remembered = { key: this.keyOf(engine), edges: indexes };
-    else if (facts !== undefined) remembered = { key: this.keyOf(engine), facts };
-    else return;
+    if (memory === 'edges') {
+      const indexes = passed.map((edge) => engine.edges.indexOf(edge));
+      // An edge the probe made rather than picked cannot be named by its index.
+      if (indexes.some((index) => index < 0)) return;
+      remembered = { key: this.keyOf(engine), edges: indexes };
+    } else if (memory) {
+      remembered = { key: this.keyOf(engine), facts: memory.found() };
+    } else {
+      return;
+    }
     const file = this.fileOf(engine);
     const temporary = `${file}.${process.pid}.tmp`;
     // Written whole, then renamed: a service starting beside this one reads the old or the new.

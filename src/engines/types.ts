@@ -125,13 +125,14 @@ export interface Engine {
    */
   warm?(): Promise<void>;
   /**
-   * For an engine whose probe finds facts (the encoders this build has) and makes edges of its own
-   * from them: the facts its last probe found, as JSON, and the edges the same facts give. Lets a
-   * remembered probe (probe-cache.ts) be restored when its edges are not the declared ones.
+   * Whether a passed probe may be remembered across starts (probe-cache.ts, CONVERTD_PROBE_CACHE_DIR);
+   * absent: never, the probe runs at every start. 'edges': the probe keeps no state, only which of
+   * the declared edges passed. An object: the facts the probe found (as JSON: a program's
+   * encoders, whether 7-Zip works) and how to restore the engine's state and edges from them.
    */
-  readonly probeFacts?: {
+  readonly probeMemory?: 'edges' | {
     found(): unknown;
-    edgesOf(facts: unknown): readonly ConversionEdge[] | undefined;
+    restore(facts: unknown): Promise<readonly ConversionEdge[] | undefined>;
   };
   convert(request: ConvertRequest): Promise<void>;
   /** Stops pooled processes; called once at shutdown. */

@@ -608,6 +608,27 @@ async function readAr(input: string, repack: Repack, signal: AbortSignal | undef
   repack.sink.finalize();
 }
 
+
+/** What the archives probe finds: the formats bsdtar writes and reads back, those it reads, and whether 7-Zip works. */
+interface ArchiveFacts {
+  readonly working: readonly string[];
+  readonly readable: readonly string[];
+  readonly sevenZip: boolean;
+}
+
+function isArchiveFacts(facts: unknown): facts is ArchiveFacts {
+  const candidate = facts as Partial<ArchiveFacts> | null;
+  const strings = (list: unknown) => Array.isArray(list) && list.every((item) => typeof item === 'string');
+  return typeof candidate === 'object' && candidate !== null && strings(candidate.working) && strings(candidate.readable) && typeof candidate.sevenZip === 'boolean';
+}
+
+/** The edges the facts allow: from a format read or written to one written; 7-Zip's own formats only with 7-Zip. */
+function archiveEdges(facts: ArchiveFacts): ConversionEdge[] {
+  const working = new Set(facts.working);
+  const readable = new Set([...facts.readable, ...(facts.sevenZip ? Object.keys(SEVEN_ZIP_ONLY) : [])]);
+  return EDGES.filter((e) => (working.has(e.from) || readable.has(e.from)) && working.has(e.to));
+}
+
 /** A 7-Zip member's type in tar's words. */
 function sevenZipType(member: ListedMember): string {
   if (member.link || member.unixType === 'l') return 'symlink';
@@ -666,10 +687,22 @@ export class ArchiveEngine implements Engine, ArchiveMembers {
         this.sevenZip = listed?.exitCode === 0 && /^Path = sample\.txt$/m.test(listed.stdout);
         if (!this.sevenZip) this.context.log.warn({ program: SEVEN_ZIP }, '7-Zip is missing or failed its probe: 7z archives that libarchive cannot read (Deflate64) are refused, and SquashFS, WIM and ARJ are not offered');
       }
-      if (this.sevenZip) for (const format of Object.keys(SEVEN_ZIP_ONLY)) readable.add(format);
-      return EDGES.filter((e) => (working.has(e.from) || readable.has(e.from)) && working.has(e.to));
+      this.found = { working: [...working], readable: [...readable], sevenZip: this.sevenZip };
+      return archiveEdges(this.found);
     });
   }
+
+  private found: ArchiveFacts | undefined;
+
+  /** What the probe found (the formats bsdtar reads and writes, whether 7-Zip works), restored with the 7-Zip fallback (probe-cache.ts). */
+  readonly probeMemory = {
+    found: (): unknown => this.found,
+    restore: async (facts: unknown): Promise<readonly ConversionEdge[] | undefined> => {
+      if (!isArchiveFacts(facts)) return undefined;
+      this.sevenZip = facts.sevenZip;
+      return archiveEdges(facts);
+    },
+  };
 
   async convert(request: ConvertRequest): Promise<void> {
     await this.read(request.input, request.from, (read) => this.repack(request, read));

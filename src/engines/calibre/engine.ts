@@ -101,6 +101,8 @@ const ENV = {
 
 export class CalibreEngine implements Engine {
   readonly id = 'calibre';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 600;
   readonly edges = EDGES;
   readonly reportsProgress = true;

@@ -80,6 +80,8 @@ const EDGES: ConversionEdge[] = [
 
 export class DataEngine implements Engine {
   readonly id = 'data';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;

@@ -334,9 +334,10 @@ export class FfmpegEngine implements Engine {
 
   private found: FfmpegFacts | undefined;
 
-  readonly probeFacts = {
+  /** The encoders and subtitle writers found are the probe's facts: the edges are made from them (probe-cache.ts). */
+  readonly probeMemory = {
     found: (): unknown => this.found,
-    edgesOf: (facts: unknown): readonly ConversionEdge[] | undefined => (isFfmpegFacts(facts) ? edgesFound(facts) : undefined),
+    restore: async (facts: unknown): Promise<readonly ConversionEdge[] | undefined> => (isFfmpegFacts(facts) ? edgesFound(facts) : undefined),
   };
 
   /**

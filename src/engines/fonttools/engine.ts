@@ -31,6 +31,8 @@ const EDGES: ConversionEdge[] = [
 
 export class FontEngine implements Engine {
   readonly id = 'fonttools';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;

@@ -76,6 +76,12 @@ const EDGES: ConversionEdge[] = [
   ...POSTSCRIPT_EDGES,
 ];
 
+
+/** Ghostscript's edges: PDF/A always; EPS and PostScript only where gs turned the probe's program into a page. */
+function ghostscriptEdges(readsPostScript: boolean): readonly ConversionEdge[] {
+  return readsPostScript ? EDGES : EDGES.filter((edge) => edge.from === 'pdf');
+}
+
 /** A tiny EPS for the start-up probe: a filled square. */
 const PROBE_EPS = '%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 8 8\n0 0 8 8 rectfill\n';
 
@@ -100,7 +106,8 @@ export class GhostscriptEngine implements Engine {
   async probe(): Promise<readonly ConversionEdge[] | void> {
     const result = await this.context.run(GS, ['--version'], { cwd: '/', timeoutMs: 10_000, captureStdout: true });
     if (!/^\d+\.\d+/.test(result.stdout.trim())) throw new Error(`gs did not run: ${lastErrorLine(result.stderr)}`);
-    this.prologue = pdfaPrologue(await findSrgbProfile());
+    this.srgbProfile = await findSrgbProfile();
+    this.prologue = pdfaPrologue(this.srgbProfile);
     // EPS and PostScript are offered only where gs really turns a program into a PDF page here;
     // PDF/A does not depend on it.
     const readsPostScript = await this.context.withScratchDir(async (dir) => {
@@ -112,8 +119,27 @@ export class GhostscriptEngine implements Engine {
       this.context.log.warn({ err: error }, 'Ghostscript cannot read PostScript here: EPS and PostScript uploads are not offered');
       return false;
     });
-    return readsPostScript ? undefined : EDGES.filter((edge) => edge.from === 'pdf');
+    this.readsPostScript = readsPostScript;
+    return ghostscriptEdges(readsPostScript);
   }
+
+  private srgbProfile = '';
+  private readsPostScript = false;
+
+  /** The sRGB profile found for PDF/A's output intent and whether gs reads PostScript here (probe-cache.ts). */
+  readonly probeMemory = {
+    found: (): unknown => ({ srgbProfile: this.srgbProfile, readsPostScript: this.readsPostScript }),
+    restore: async (facts: unknown): Promise<readonly ConversionEdge[] | undefined> => {
+      const { srgbProfile, readsPostScript } = (facts ?? {}) as { srgbProfile?: unknown; readsPostScript?: unknown };
+      if (typeof readsPostScript !== 'boolean' || typeof srgbProfile !== 'string') return undefined;
+      // A profile that went away since makes the probe run instead.
+      if (!await fs.access(srgbProfile).then(() => true, () => false)) return undefined;
+      this.srgbProfile = srgbProfile;
+      this.prologue = pdfaPrologue(srgbProfile);
+      this.readsPostScript = readsPostScript;
+      return ghostscriptEdges(readsPostScript);
+    },
+  };
 
   async convert(request: ConvertRequest): Promise<void> {
     if (request.from !== 'pdf') return this.postscript.convert(request);

@@ -215,6 +215,8 @@ const PROBE_TIMEOUT_MS = 60_000;
 
 export class ImageMagickEngine implements Engine {
   readonly id = 'imagemagick';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;

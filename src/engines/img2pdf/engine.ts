@@ -49,6 +49,8 @@ async function pngHasTransparency(file: string): Promise<boolean> {
 
 export class Img2PdfEngine implements Engine {
   readonly id = 'img2pdf';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;

@@ -209,6 +209,8 @@ function readEdges(family: Family): ConversionEdge[] {
 
 export class LibreOfficeEngine implements Engine {
   readonly id = 'libreoffice';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 300;
   /** Each family's edges, made once: the probe offers the same objects, as the probe cache expects. */
   private readonly edgesByFamily = new Map(FAMILIES.map((family) => [family, edgesOf(family)]));

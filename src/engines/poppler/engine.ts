@@ -79,6 +79,8 @@ const EDGES: ConversionEdge[] = [
 
 export class PopplerEngine implements Engine {
   readonly id = 'poppler';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 180;
   readonly edges = EDGES;
   readonly reportsProgress = false;

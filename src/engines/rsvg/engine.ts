@@ -71,6 +71,8 @@ export function declaredSize(head: string): { width: number; height: number } | 
 
 export class RsvgEngine implements Engine {
   readonly id = 'rsvg';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 60;
   readonly edges = EDGES;
   readonly reportsProgress = false;

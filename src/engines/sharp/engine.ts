@@ -50,6 +50,8 @@ type ImageLimits = Pick<ConvertRequest['limits'], 'maxImagePixels' | 'timeoutMs'
 
 export class SharpEngine implements Engine, RasterImages {
   readonly id = 'sharp';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 120;
   readonly edges = EDGES;
   readonly reportsProgress = false;

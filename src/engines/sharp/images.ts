@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { ConvertdError } from '../../errors.ts';
+import { MAX_ANIMATION_FRAMES } from '../../formats/input-caps.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
 import { booleanOption, enumOption, numberOption, rgbOption, type StepOptions } from '../options.ts';
 import { outputSize, requestedSize } from '../support/raster-options.ts';
@@ -19,8 +20,8 @@ sharp.cache(false);
 sharp.concurrency(1);
 
 const ANIMATED = new Set<string>(['gif', 'webp']);
-/** Frames an animated input may have before it is refused as a frame bomb. */
-const MAX_FRAMES = 1000;
+/** Frames an animated input may have before it is refused as a frame bomb: the input's own cap, checked before any route (formats/input-caps.ts), held here too. */
+const MAX_FRAMES = MAX_ANIMATION_FRAMES;
 
 /**
  * Encoder settings a user would call sensible: good quality at a speed that finishes a 25 MB

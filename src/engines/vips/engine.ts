@@ -79,6 +79,8 @@ const ENV = { VIPS_CONCURRENCY: '1' };
 
 export class VipsCliEngine implements Engine {
   readonly id = 'vips';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 120;
   readonly edges = edges();
   readonly reportsProgress = false;
