@@ -160,6 +160,21 @@ test('an engine over its own time limit (CONVERTD_ENGINE_TIMEOUTS) fails the job
   }
 });
 
+test('ffmpeg\'s step limit is its own, from the media\'s length: past it the job is a timeout naming the length, and the engine is gone', async () => {
+  // 1 s plus 0 s per media second: two minutes of video cannot be converted within it, and the
+  // job's limit (15 minutes) is not what ends it.
+  const server = await startServer({ ...ENV, CONVERTD_FFMPEG_STEP_SECONDS: '1', CONVERTD_FFMPEG_SECONDS_PER_MEDIA_SECOND: '0' });
+  try {
+    const jobId = await submitOk(server.url, await longVideo(), 'long.mp4', 'mkv');
+    const { final } = await waitForJob(server.url, jobId, { timeoutMs: 60_000 });
+    assert.equal(final.error?.code, 'timeout', JSON.stringify(final.error ?? final.status));
+    assert.match(final.error.message, /ffmpeg took longer than its limit of 1 s for this media \(120 s long\)/);
+    assert.deepEqual((await enginesIn(server.dataDir)).filter((e) => /ffmpeg/.test(e)), [], 'the timed-out ffmpeg was killed, with its tree');
+  } finally {
+    await server.stop();
+  }
+});
+
 test('CONVERTD_ENGINE_TIMEOUTS is checked at start: a malformed value or an unknown engine stops the service with a message', async () => {
   for (const [value, message] of [['libreoffice:5', /not of the form engine=seconds/], ['soffice=5', /names no engine "soffice"/]] as const) {
     await assert.rejects(startServer({ CONVERTD_ENGINE_TIMEOUTS: value }), (error: Error) => {

@@ -3,11 +3,11 @@
 // same GIF was refused on its way to WebP and kept ffmpeg busy for minutes on its way to MP4).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { checkInputCaps, gifFacts, MAX_ANIMATION_FRAMES, webpFacts } from '../src/formats/input-caps.ts';
-import { fetchCatalogue, mapInFlight, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
+import { convert, fetchCatalogue, mapInFlight, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 const made = new Map<string, Promise<string>>();
@@ -67,7 +67,8 @@ let server: RunningServer;
 let catalogue: readonly CatalogueEntry[];
 
 before(async () => {
-  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off' });
+  // A duration cap of 3 s for the fragmented MP4s below.
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_MEDIA_SECONDS: '3' });
   catalogue = await fetchCatalogue(server.url);
 });
 after(async () => {
@@ -92,3 +93,40 @@ for (const source of ['gif', 'webp'] as const) {
     }
   });
 }
+
+/**
+ * A fragmented MP4 (samples in moof fragments) of `seconds`; with `lying`, every track's mdhd
+ * declares the all-ones length a muxer writes when it does not know it (143,166 s at 30,000/s).
+ */
+async function fragmentedMp4(seconds: number, lying: boolean): Promise<Buffer> {
+  const file = path.join(await tempDir(), 'fragmented.mp4');
+  execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=160x120:rate=30:duration=${seconds}`,
+    '-f', 'lavfi', '-i', `sine=duration=${seconds}`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac',
+    '-movflags', 'frag_keyframe+empty_moov', '-frag_duration', '500000', '-y', file]);
+  const bytes = await readFile(file);
+  if (lying) {
+    for (let at = bytes.indexOf('mdhd'); at >= 0; at = bytes.indexOf('mdhd', at + 4)) {
+      assert.equal(bytes[at + 4], 0, 'a version 0 mdhd');
+      bytes.writeUInt32BE(0xffffffff, at + 20);
+    }
+  }
+  return bytes;
+}
+
+test('a fragmented MP4 is as long as its fragments, whatever its header declares: a 1 s clip declared endless converts, a 7 s one is over a 3 s cap', async () => {
+  const lying = await fragmentedMp4(1, true);
+  const declared = execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', '-i', 'pipe:0'], { input: lying, encoding: 'utf8' });
+  assert.ok(Number(declared) > 100_000, `ffprobe reads the header's ${declared.trim()} s`);
+  for (const target of ['mp3', 'webm']) {
+    const { bytes } = await convert(server.url, lying, 'clip.mp4', target);
+    const file = path.join(await tempDir(), `out.${target}`);
+    await writeFile(file, bytes);
+    const seconds = Number(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], { encoding: 'utf8' }));
+    assert.ok(seconds > 0.8 && seconds < 1.5, `${target} lasts ${seconds} s`);
+  }
+  const long = await fragmentedMp4(7, false);
+  const jobId = await submitOk(server.url, long, 'long.mp4', 'mp3');
+  const { final } = await waitForJob(server.url, jobId);
+  assert.equal(final.error?.code, 'input_too_complex', JSON.stringify(final.error ?? final.status));
+  assert.match(final.error.message, /lasts 7 s/);
+});

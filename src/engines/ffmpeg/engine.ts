@@ -15,6 +15,8 @@ import type { EngineContext } from '../module.ts';
 import { numberOption, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { FFMPEG_FLAC_MAX_BITS, readStreamInfo, type FlacStreamInfo } from './flac.ts';
+import { fragmentedMp4Seconds } from './fragments.ts';
+import type { FfmpegSettings } from './settings.ts';
 import { convertSubtitles, isSubtitleConversion, probeSubtitles, subtitleEdges } from './subtitles.ts';
 import {
   audioArgs, checkTogether, convertedSeconds, crfFor, edgeOptions, ENCODER_OF, GIF_FPS, GIF_MAX_SECONDS, GIF_WIDTH, MAX_VIDEO_SIDE, pictureFilter,
@@ -223,6 +225,11 @@ const AUDIO_IN_VIDEO_CONTAINER = new Set(['mp4', 'mov', 'mkv', 'webm', 'avi', 't
 const SHORT_CLIP: MediaFacts = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
 
 /** Seconds the job converts (the trimmed span), never throwing: the gate refuses a trim past the end. */
+/** The facts with the length measured rather than declared (the frame count follows it). */
+function withDuration(facts: MediaFacts, duration: number): MediaFacts {
+  return { ...facts, duration, frames: facts.duration > 0 ? Math.round(facts.frames * duration / facts.duration) : facts.frames };
+}
+
 function spanSeconds(facts: MediaFacts, options: StepOptions): number {
   const { start, end } = trimOf(options);
   return Math.max(0, Math.min(end ?? facts.duration, facts.duration) - start);
@@ -297,9 +304,9 @@ export class FfmpegEngine implements Engine {
   readonly id = 'ffmpeg';
   readonly edges = [...edges(), ...subtitleEdges()];
   readonly reportsProgress = true;
-  private readonly context: EngineContext<unknown>;
+  private readonly context: EngineContext<FfmpegSettings>;
 
-  constructor(context: EngineContext<unknown>) {
+  constructor(context: EngineContext<FfmpegSettings>) {
     this.context = context;
   }
 
@@ -402,15 +409,32 @@ export class FfmpegEngine implements Engine {
     }
   }
 
+  /**
+   * ffmpeg's own limit for one conversion: a base, and more for each second of media converted
+   * (the part a trim keeps; a GIF is cut at its own bound); for media that declares no length
+   * (raw streams, some GIFs) the input's size stands in. Never beyond what the step has left.
+   */
+  private stepLimitSeconds(facts: MediaFacts, inputBytes: number, { to, options, limits }: ConvertRequest): number {
+    const { stepBaseSeconds, stepSecondsPerMediaSecond } = this.context.settings;
+    const media = Math.min(spanSeconds(facts, options), to === 'gif' ? GIF_MAX_SECONDS : Infinity);
+    const growth = facts.duration > 0 ? media * stepSecondsPerMediaSecond : 10 * inputBytes / 1_000_000;
+    return Math.max(1, Math.ceil(Math.min(limits.timeoutMs / 1000, stepBaseSeconds + growth)));
+  }
+
   private async convertWithFfmpeg(request: ConvertRequest): Promise<void> {
     const { to, options } = request;
     const guess = encoderArgs(to, SHORT_CLIP, options);
     const restart = new Error('started again with the arguments the input needs');
     let facts: MediaFacts | undefined;
-    /** One run, stopped by the gate's refusal (or, on the first run, by other arguments needed). */
+    const inputBytes = (await fs.stat(request.input)).size;
+    // A fragmented MP4's header may declare any length: its fragments say how long it really is.
+    const fragmentSeconds = await fragmentedMp4Seconds(request.input).catch(() => undefined);
+    /** One run, stopped by the gate's refusal (or, on the first run, by other arguments needed), or by its step limit. */
     const run = async (encoder: string[], mayRestart: boolean) => {
       const verdict = new AbortController();
-      const onInput = (found: MediaFacts, first: boolean) => {
+      let limit: NodeJS.Timeout | undefined;
+      const onInput = (described: MediaFacts, first: boolean) => {
+        const found = fragmentSeconds !== undefined && described.container.startsWith('mov,mp4') ? withDuration(described, fragmentSeconds) : described;
         try {
           this.admit(found, request);
         } catch (error) {
@@ -418,13 +442,24 @@ export class FfmpegEngine implements Engine {
           return;
         }
         facts = found;
-        if (mayRestart && first && encoderArgs(to, found, options).join('\0') !== encoder.join('\0')) verdict.abort(restart);
+        if (mayRestart && first && encoderArgs(to, found, options).join('\0') !== encoder.join('\0')) {
+          verdict.abort(restart);
+          return;
+        }
+        // The step limit, from what the input says it holds (again if a later description says more).
+        const seconds = this.stepLimitSeconds(found, inputBytes, request);
+        clearTimeout(limit);
+        limit = setTimeout(() => verdict.abort(new ConvertdError('timeout',
+          `ffmpeg took longer than its limit of ${seconds} s for this media (${found.duration > 0 ? `${Math.round(spanSeconds(found, options))} s long` : 'no declared length'}): send a shorter or simpler file.`)), seconds * 1000);
+        limit.unref();
       };
       try {
         // Progress is against the part converted: the trimmed span.
         await this.encode(request, encoder, () => (facts ? spanSeconds(facts, options) : 0), AbortSignal.any([request.signal, verdict.signal]), onInput);
       } catch (error) {
         throw verdict.signal.aborted && !request.signal.aborted ? verdict.signal.reason : error;
+      } finally {
+        clearTimeout(limit);
       }
     };
     try {

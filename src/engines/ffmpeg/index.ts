@@ -2,6 +2,7 @@
 import { defineEngine } from '../module.ts';
 import { FfmpegEngine } from './engine.ts';
 import { FORMATS } from './formats.ts';
+import { SETTINGS } from './settings.ts';
 import { SUBTITLE_FORMATS } from './subtitle-formats.ts';
 
 export default defineEngine({
@@ -9,5 +10,6 @@ export default defineEngine({
   summary: 'one ffmpeg run, stopped by the gate reading its own input description (allow-lists, real progress)',
   packages: { debian: ['ffmpeg', 'flac'] },
   formats: [...FORMATS, ...SUBTITLE_FORMATS],
+  settings: SETTINGS,
   create: (context) => new FfmpegEngine(context),
 });
