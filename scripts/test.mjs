@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,53 +28,101 @@ if (only.length === 0) {
 }
 
 process.stdout.write('\n== tests (node --test)\n');
-const files = only.length > 0 ? only : ['test/**/*.test.ts'];
 // Where the test client notes every pair a test converted (test/helpers/client.ts): after a whole
 // run, every pair /api/formats lists must be in it (scripts/pair-coverage.ts).
-const ledger = path.join(mkdtempSync(path.join(os.tmpdir(), 'convertd-pairs-')), 'converted.txt');
+const runDir = mkdtempSync(path.join(os.tmpdir(), 'convertd-pairs-'));
+const ledger = path.join(runDir, 'converted.txt');
 writeFileSync(ledger, '');
-const fileTimes = path.join(path.dirname(ledger), 'file-times.txt');
-const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=./scripts/file-times-reporter.mjs', `--test-reporter-destination=${fileTimes}`];
-const child = spawn(bin('node'), ['--test', ...reporters, '--test-concurrency=1', ...files], {
-  cwd: root,
-  stdio: ['ignore', 'pipe', 'inherit'],
+const env = {
+  ...process.env,
+  CONVERTD_TEST: '1',
+  CONVERTD_PAIR_LEDGER: ledger,
   // One probe cache for the run's ~90 service starts (src/engines/probe-cache.ts): each engine
   // is probed at the first start with its settings, and again whenever they or the code change.
-  env: { ...process.env, CONVERTD_TEST: '1', CONVERTD_PAIR_LEDGER: ledger, CONVERTD_PROBE_CACHE_DIR: path.join(path.dirname(ledger), 'probes') },
-});
-// The runner's summary lines ("ℹ tests 706"), remembered as they stream past: the details of
-// failures follow them, so they are not at the end of the output.
-const summary = new Map();
-let pending = '';
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  const lines = (pending + chunk.toString('utf8')).split('\n');
-  pending = lines.pop() ?? '';
-  for (const line of lines) {
-    const match = /^ℹ (\w+) (\d+)$/.exec(line.trim());
-    if (match) summary.set(match[1], Number(match[2]));
-  }
-});
-child.on('close', (code) => {
-  const count = (label) => summary.get(label) ?? 0;
-  const tests = count('tests');
-  const passed = count('pass');
-  const failed = count('fail');
-  const skipped = count('skipped');
-  try {
-    process.stdout.write(readFileSync(fileTimes, 'utf8'));
-  } catch {
-    // no file finished
-  }
-  process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
-  if (tests === 0) {
-    process.stdout.write('no test ran: failing on purpose\n');
-    process.exit(1);
-  }
-  if (only.length === 0) {
-    process.stdout.write('\n== every advertised pair converted by a test\n');
-    const coverage = spawnSync(bin('node'), [path.join(root, 'scripts', 'pair-coverage.ts'), ledger], { cwd: root, stdio: 'inherit' });
-    if (coverage.status !== 0) process.stdout.write('\npair coverage: see the pairs above (not yet enforced)\n');
-  }
-  process.exit(code ?? 1);
-});
+  CONVERTD_PROBE_CACHE_DIR: path.join(runDir, 'probes'),
+};
+
+/**
+ * The suites that convert every pair of a family keep both cores busy for most of their time;
+ * the others mostly wait (restarts, expiry, rate-limit windows, slow clients, pools recycling).
+ * A whole run is two lanes side by side: these suites one after another, and the rest one after
+ * another, so a waiting suite's idle core serves a busy one and two busy ones never compete.
+ */
+const BUSY_SUITES = [
+  'document-pairs', 'raster-formats', 'image-pairs', 'media-pairs', 'markup-formats', 'subtitle-pairs',
+  'archive-formats', 'media-formats', 'office-formats', 'ebook-formats', 'corpus', 'corpus-documents',
+  'data-formats', 'data-formats-more', 'real-world-formats', 'iwork-formats', 'postscript-formats', 'fonts',
+  'vector-and-hostile-images', 'rendered-scripts', 'options-documents', 'options-media', 'options-images',
+].map((name) => `test/${name}.test.ts`);
+
+function testFiles() {
+  return readdirSync(path.join(root, 'test')).filter((name) => name.endsWith('.test.ts')).sort().map((name) => `test/${name}`);
+}
+
+/** Runs node --test on `files`; its spec output goes to `output` as it comes. Resolves with its exit code, summary and file times. */
+function runLane(name, files, output) {
+  const fileTimes = path.join(runDir, `file-times-${name}.txt`);
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=./scripts/file-times-reporter.mjs', `--test-reporter-destination=${fileTimes}`];
+  const child = spawn(bin('node'), ['--test', ...reporters, '--test-concurrency=1', ...files], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+  // The runner's summary lines ("ℹ tests 706"), remembered as they stream past: the details of
+  // failures follow them, so they are not at the end of the output.
+  const summary = new Map();
+  let pending = '';
+  child.stdout.on('data', (chunk) => {
+    output(chunk);
+    const lines = (pending + chunk.toString('utf8')).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      const match = /^ℹ (\w+) (\d+)$/.exec(line.trim());
+      if (match) summary.set(match[1], Number(match[2]));
+    }
+  });
+  child.stderr.on('data', (chunk) => output(chunk));
+  return new Promise((resolve) => child.on('close', (code) => {
+    let times = '';
+    try {
+      times = readFileSync(fileTimes, 'utf8');
+    } catch {
+      // no file finished
+    }
+    resolve({ code: code ?? 1, summary, times });
+  }));
+}
+
+let lanes;
+if (only.length > 0) {
+  lanes = [await runLane('only', only, (chunk) => process.stdout.write(chunk))];
+} else {
+  const all = testFiles();
+  const busy = all.filter((file) => BUSY_SUITES.includes(file));
+  const waiting = all.filter((file) => !BUSY_SUITES.includes(file));
+  process.stdout.write(`${busy.length} busy suites in one lane, printed as they run; ${waiting.length} others beside them, printed when their lane ends\n`);
+  // The second lane's output is kept whole (and in a file, should the run be cut short) and
+  // printed after it ends, so that each lane's lines stay together.
+  const waitingLog = path.join(runDir, 'waiting-lane.log');
+  writeFileSync(waitingLog, '');
+  const waitingOutput = [];
+  lanes = await Promise.all([
+    runLane('busy', busy, (chunk) => process.stdout.write(chunk)),
+    runLane('waiting', waiting, (chunk) => { waitingOutput.push(chunk); appendFileSync(waitingLog, chunk); }).then((lane) => {
+      process.stdout.write(`\n== the other lane (${waitingLog})\n`);
+      for (const chunk of waitingOutput) process.stdout.write(chunk);
+      return lane;
+    }),
+  ]);
+}
+
+const count = (label) => lanes.reduce((sum, lane) => sum + (lane.summary.get(label) ?? 0), 0);
+for (const lane of lanes) process.stdout.write(lane.times);
+const tests = count('tests');
+process.stdout.write(`\ntests: ${count('pass')} passed, ${count('fail')} failed, ${count('skipped')} skipped\n`);
+if (tests === 0) {
+  process.stdout.write('no test ran: failing on purpose\n');
+  process.exit(1);
+}
+if (only.length === 0) {
+  process.stdout.write('\n== every advertised pair converted by a test\n');
+  const coverage = spawnSync(bin('node'), [path.join(root, 'scripts', 'pair-coverage.ts'), ledger], { cwd: root, stdio: 'inherit' });
+  if (coverage.status !== 0) process.stdout.write('\npair coverage: see the pairs above (not yet enforced)\n');
+}
+process.exit(lanes.some((lane) => lane.code !== 0) ? 1 : 0);

@@ -6,11 +6,11 @@
 // text of a docx's word/document.xml, pdftotext of a PDF, ...: test/helpers/read_document.py),
 // the output must hold most of those words.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { download, submit, waitForJob, type ErrorBody, type SubmitAnswer } from './helpers/client.ts';
+import { DocumentReader } from './helpers/document-reader.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { recall, wordsOf } from './helpers/documents.ts';
 import { writeTemp } from './helpers/tools.ts';
@@ -58,24 +58,25 @@ const KNOWN_LOSSES: Readonly<Record<string, { min: number; max?: number; why: st
 };
 const DOCUMENTED_JOB_ERRORS = ['corrupt_input', 'input_too_complex', 'conversion_failed', 'timeout', 'output_too_large', 'encrypted_input'];
 
-function readText(file: string, format: string): string {
-  const output = execFileSync('/usr/bin/python3', [path.resolve('test/helpers/read_document.py'), file, format], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
-  return (JSON.parse(output) as { text: string }).text;
+const reader = new DocumentReader();
+
+async function readText(file: string, format: string): Promise<string> {
+  return (await reader.read(file, format)).text;
 }
 
-/** The source's words as read independently, or undefined where the reader cannot (a MOBI with HUFF/CDIC compression). */
-function sourceWords(file: string, format: string): string[] | undefined {
-  try {
-    return wordsOf(readText(file, format));
-  } catch {
-    return undefined;
-  }
+const sourcesRead = new Map<string, Promise<string[] | undefined>>();
+
+/** The source's words as read independently (once per file), or undefined where the reader cannot (a MOBI with HUFF/CDIC compression). */
+function sourceWords(file: string, format: string): Promise<string[] | undefined> {
+  if (!sourcesRead.has(file)) sourcesRead.set(file, readText(file, format).then(wordsOf, () => undefined));
+  return sourcesRead.get(file)!;
 }
 
 const present = fs.existsSync(CORPUS);
 const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readdirSync(path.join(CORPUS, dir)).map((f) => path.join(CORPUS, dir, f)) : []);
 
-describe('corpus: real-world documents', { skip: present ? false : 'no ../shared/corpus here' }, () => {
+// Two pairs at a time, as the service runs two jobs at once: one in flight left a core idle.
+describe('corpus: real-world documents', { skip: present ? false : 'no ../shared/corpus here', concurrency: 2 }, () => {
   let server: RunningServer;
   const report: string[] = [];
   let succeeded = 0;
@@ -83,6 +84,7 @@ describe('corpus: real-world documents', { skip: present ? false : 'no ../shared
   const recalls: string[] = [];
   before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off' }); });
   after(async () => {
+    reader.close();
     await server.stop();
     process.stdout.write(`document corpus: ${succeeded} of ${tried} pairs converted\n  ${report.join('\n  ')}\n`);
     process.stdout.write(`words of the source in the output, lowest first:\n  ${recalls.sort().join('\n  ')}\n`);
@@ -107,11 +109,11 @@ describe('corpus: real-world documents', { skip: present ? false : 'no ../shared
     }
     const { bytes } = await download(server.url, final.download_url!);
     const output = await writeTemp(bytes, `out.${target}`);
-    const text = readText(output, target);
+    const text = await readText(output, target);
     succeeded++;
     const family = path.basename(path.dirname(file));
     if (TEXT_TARGETS.has(target) && SOURCE_READERS[family]) {
-      const words = sourceWords(file, SOURCE_READERS[family]);
+      const words = await sourceWords(file, SOURCE_READERS[family]);
       if (!words) {
         recalls.push(`----- ${name}: the source cannot be read independently`);
         return;

@@ -161,7 +161,8 @@ const files = (dir: string) => (fs.existsSync(path.join(CORPUS, dir)) ? fs.readd
 /** The least share of an Office 2003 XML document's words its PDF must hold (as corpus-documents.test.ts asks of real files). */
 const OFFICE_XML_MIN_RECALL = 0.8;
 
-describe('corpus: real-world files', { skip: present ? false : 'no ../shared/corpus here' }, () => {
+// Two files at a time, as the service runs two jobs at once: one in flight left a core idle.
+describe('corpus: real-world files', { skip: present ? false : 'no ../shared/corpus here', concurrency: 2 }, () => {
   let server: RunningServer;
   const report: string[] = [];
   let chromium: Promise<SvgRenderer> | undefined; // started by the first SVG

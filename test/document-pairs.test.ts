@@ -6,7 +6,6 @@
 // sample's own word list), a PDF's page count that of its source where the source declares one,
 // and a picture that is not blank.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { strToU8, zipSync } from 'fflate';
@@ -14,7 +13,8 @@ import { convert, fetchCatalogue, progress, submitOk, waitForJob, type Catalogue
 import { declaredPages, documentSamples, handmadeDocx, MARKER, recall, sampleWords, scannedPdf, wordsOf, type ChartSample } from './helpers/documents.ts';
 import { noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
-import { fileMime, writeTemp } from './helpers/tools.ts';
+import { DocumentReader, type Reading } from './helpers/document-reader.ts';
+import { fileMimeOf, writeTemp } from './helpers/tools.ts';
 
 
 /** Data sources reach documents through a workbook: their data-to-data pairs are data-formats.test.ts's. */
@@ -86,14 +86,14 @@ function wordsKept(from: string, to: string, words: readonly string[]): readonly
   return words.filter((word) => !lost.includes(word));
 }
 
-function readDocument(file: string, format: string): { text: string; pages: number | null } {
-  const script = path.resolve('test/helpers/read_document.py');
+const reader = new DocumentReader();
+
+/** The text and pages of an output, read by read_document.py; fails the test when it is not a valid `format`. */
+async function readDocument(file: string, format: string): Promise<Reading> {
   try {
-    const output = execFileSync('/usr/bin/python3', [script, file, format], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-    return JSON.parse(output) as { text: string; pages: number | null };
+    return await reader.read(file, format);
   } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr ?? String(error);
-    assert.fail(`${path.basename(file)} is not a valid ${format}: ${stderr.trim()}`);
+    assert.fail(`${path.basename(file)} is not a valid ${format}: ${error instanceof Error ? error.message.trim() : String(error)}`);
   }
 }
 
@@ -110,6 +110,7 @@ before(async () => {
 });
 
 after(async () => {
+  reader.close();
   await server?.stop();
 });
 
@@ -198,8 +199,8 @@ test('every listed pair of a document source converts, checked by independent to
         assert.match(response.headers.get('content-disposition') ?? '', new RegExp(`filename="?sample\\.${FILE_EXTENSIONS[to] ?? to}"?(;|$)`));
         const file = await writeTemp(bytes, `out.${to}`);
         const mime = FILE_MIME[to];
-        if (mime) assert.match(fileMime(file), mime, `file(1) on ${from} → ${to}`);
-        const content = readDocument(file, to);
+        if (mime) assert.match(await fileMimeOf(file), mime, `file(1) on ${from} → ${to}`);
+        const content = await readDocument(file, to);
         if (words.length > 0) {
           const found = recall(words, content.text);
           if (found.recall < 1) partial.push(`${from} → ${to}: ${found.recall.toFixed(2)} (missing ${found.missing.join(' ')})`);
@@ -229,7 +230,7 @@ test('a PDF without a text layer fails to text and HTML, saying why and what to 
   }));
   // The same file is a fine source of a picture.
   const { bytes } = await convert(server.url, pdf, 'scan.pdf', 'png');
-  readDocument(await writeTemp(bytes, 'scan.png'), 'png');
+  await readDocument(await writeTemp(bytes, 'scan.png'), 'png');
 });
 
 /** The chart of the charts test: its title, series name, categories and values must reach text targets. */
@@ -240,7 +241,7 @@ test('the data of a chart in a docx reaches the markup targets as a table', asyn
   const chartWords = wordsOf(`${CHART.title} ${CHART.series} ${CHART.categories.join(' ')}`);
   await Promise.all(['md', 'mediawiki', 'asciidoc', 'jira', 'rst', 'org'].map(async (target) => {
     const { bytes } = await convert(server.url, docx, 'chart.docx', target);
-    const text = readDocument(await writeTemp(bytes, `chart.${target}`), target).text;
+    const { text } = await readDocument(await writeTemp(bytes, `chart.${target}`), target);
     assert.equal(recall([MARKER.toLowerCase(), ...chartWords], text).recall, 1, `${target}: the chart's title, series or categories are missing:\n${text}`);
     for (const value of CHART.values) assert.match(text, new RegExp(`\\b${value}\\b`), `${target}: the value ${value} is missing:\n${text}`);
     // The values sit in rows with their categories, in order.
@@ -249,7 +250,7 @@ test('the data of a chart in a docx reaches the markup targets as a table', asyn
   // docx → txt is LibreOffice's, whose text export leaves charts out (README, known limitations):
   // the document's text is there, the chart's figures are not. Should this change, the README must.
   const { bytes } = await convert(server.url, docx, 'chart.docx', 'txt');
-  const text = readDocument(await writeTemp(bytes, 'chart.txt'), 'txt').text;
+  const { text } = await readDocument(await writeTemp(bytes, 'chart.txt'), 'txt');
   assert.ok(text.includes(MARKER));
   assert.ok(!text.includes(CHART.title) && !/\b417\b/.test(text), `docx → txt now carries the chart: update README's known limitations and this test:\n${text}`);
 });

@@ -1,8 +1,11 @@
 // Independent checks of outputs with Debian's tools, never with the engine that made them.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 // sharp sets VIPSHOME=/target in the process that loads it, which makes Debian's vips look for its
 // modules (HEIF among them) in the wrong place: the tools get an environment without it.
@@ -13,6 +16,12 @@ function tool(program: string, args: string[]): string {
 
 export function fileMime(file: string): string {
   return tool('file', ['--brief', '--mime-type', file]);
+}
+
+/** fileMime without blocking the test's event loop (pair tests keep their other jobs moving meanwhile). */
+export async function fileMimeOf(file: string): Promise<string> {
+  const { stdout } = await execFileAsync('file', ['--brief', '--mime-type', file], { encoding: 'utf8', env: toolEnv });
+  return stdout.trim();
 }
 
 export interface ImageFacts {
