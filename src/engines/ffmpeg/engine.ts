@@ -15,6 +15,7 @@ import type { EngineContext } from '../module.ts';
 import { numberOption, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { FFMPEG_FLAC_MAX_BITS, readStreamInfo, type FlacStreamInfo } from './flac.ts';
+import { mediaStepSeconds } from '../support/media-step-limit.ts';
 import { fragmentedMp4Seconds } from './fragments.ts';
 import type { FfmpegSettings } from './settings.ts';
 import { convertSubtitles, isSubtitleConversion, probeSubtitles, subtitleEdges } from './subtitles.ts';
@@ -225,15 +226,6 @@ const AUDIO_IN_VIDEO_CONTAINER = new Set(['mp4', 'mov', 'mkv', 'webm', 'avi', 't
 const SHORT_CLIP: MediaFacts = { container: '', duration: 1, frames: 0, video: { width: 2, height: 2 }, hasAudio: true };
 
 /** Seconds the job converts (the trimmed span), never throwing: the gate refuses a trim past the end. */
-/**
- * ffmpeg's step limit in seconds: the base, plus so much per second of media converted, or 10 s
- * per MB of input where the media declares no length; never past the step's own limit.
- */
-export function ffmpegStepSeconds(settings: FfmpegSettings, media: { mediaSeconds: number | undefined; inputBytes: number; stepLimitMs: number }): number {
-  const growth = media.mediaSeconds !== undefined ? media.mediaSeconds * settings.stepSecondsPerMediaSecond : 10 * media.inputBytes / 1_000_000;
-  return Math.max(1, Math.ceil(Math.min(media.stepLimitMs / 1000, settings.stepBaseSeconds + growth)));
-}
-
 /** The facts with the length measured rather than declared (the frame count follows it). */
 function withDuration(facts: MediaFacts, duration: number): MediaFacts {
   return { ...facts, duration, frames: facts.duration > 0 ? Math.round(facts.frames * duration / facts.duration) : facts.frames };
@@ -424,7 +416,7 @@ export class FfmpegEngine implements Engine {
    * (raw streams, some GIFs) the input's size stands in. Never beyond what the step has left.
    */
   private stepLimitSeconds(facts: MediaFacts, inputBytes: number, { to, options, limits }: ConvertRequest): number {
-    return ffmpegStepSeconds(this.context.settings, {
+    return mediaStepSeconds(this.context.settings, {
       mediaSeconds: facts.duration > 0 ? Math.min(spanSeconds(facts, options), to === 'gif' ? GIF_MAX_SECONDS : Infinity) : undefined,
       inputBytes,
       stepLimitMs: limits.timeoutMs,
