@@ -90,10 +90,13 @@ export async function expectError(response: Response, status: number, code: stri
   return body;
 }
 
-/** The whole client flow: submit, poll, download. */
-export async function convert(base: string, data: Uint8Array, filename: string, target: string): Promise<{ record: ProgressRecord; bytes: Buffer; response: Response }> {
+/**
+ * The whole client flow: submit, poll, download. `timeoutMs`: how long the job may take (waitForJob's
+ * minute by default; more where a test queues jobs behind processes it makes the service restart).
+ */
+export async function convert(base: string, data: Uint8Array, filename: string, target: string, { timeoutMs }: { timeoutMs?: number } = {}): Promise<{ record: ProgressRecord; bytes: Buffer; response: Response }> {
   const jobId = await submitOk(base, data, filename, target);
-  const { final } = await waitForJob(base, jobId);
+  const { final } = await waitForJob(base, jobId, timeoutMs === undefined ? {} : { timeoutMs });
   assert.equal(final.status, 'done', `job failed: ${JSON.stringify(final.error)}`);
   assert.match(final.download_url ?? '', new RegExp(`^/api/download/[A-Za-z0-9_-]+\\.${target}$`));
   const { response, bytes } = await download(base, final.download_url!);
