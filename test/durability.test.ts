@@ -13,7 +13,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const BASE_ENV = { CONVERTD_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: '1' };
 
 async function waitForStatus(server: RunningServer, jobId: string, status: ProgressRecord['status']): Promise<ProgressRecord> {
-  for (let i = 0; i < 400; i++) {
+  // A minute: on a machine busy with other suites, a job may wait seconds for its worker.
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
     const { body } = await progress(server.url, jobId);
     if (body.status === status) return body;
     await sleep(25);
