@@ -292,11 +292,14 @@ const EVERY_TARGET = new Set(['tika-keynote2018.key', 'tika-pages-layout.pages',
 const LIBREOFFICE_WORDS = new Set(['page', 'true', 'false']);
 /**
  * Known losses (README, known limitations): a Pages layout document's text boxes and table sit
- * outside the body text, and LibreOffice's RTF and plain-text exports write the body alone.
+ * outside the body text, and LibreOffice's RTF and plain-text exports write the body alone. A CSV
+ * holds one sheet, the first, as for every workbook (README, spreadsheets): this Numbers
+ * document's first table ("Table 1") is empty; its words are in "Table 2", which the xlsx, xls and ods outputs carry (checked as every target is).
  */
 const DOCUMENTED_LOSSES: ReadonlyArray<{ file: string; to: string }> = [
   { file: 'tika-pages-layout.pages', to: 'rtf' },
   { file: 'tika-pages-layout.pages', to: 'txt' },
+  { file: 'tika-numbers-table-headers.numbers', to: 'csv' },
 ];
 const longWords = (text: string) => [...new Set(wordsOf(text).filter((word) => word.length >= 3))];
 
@@ -333,6 +336,10 @@ describe('the corpus: every real file is recognised by its content and converts 
         }
         for (const to of EVERY_TARGET.has(name) ? TARGETS[kind]!.filter((target) => target !== 'pdf') : []) {
           const { text } = await convertAndRead(data, to, kind);
+          if (name === 'tika-numbers-table-headers.numbers' && to === 'csv') {
+            // The first sheet, empty here: the CSV has no cell value, and no word from elsewhere.
+            assert.equal(text.trim(), '', `${name} → csv: the first (empty) table, nothing else`);
+          }
           if (to === 'png' || DOCUMENTED_LOSSES.some((loss) => loss.file === name && loss.to === to)) continue;
           // The PDF's words that are the source's: not what LibreOffice prints itself (a sheet's name as the page header, "Page 1").
           const kept = words.filter((word) => sourceWords.has(word));
