@@ -34,13 +34,12 @@ test('SIGKILL mid-conversion, restart: running and queued jobs finish, done ones
   let server = await startServer(BASE_ENV, dir);
   try {
     const finished = await convert(server.url, await sampleImage('png'), 'early.png', 'webp');
-    const noise = await noisePng(1400, 1000); // a couple of seconds of AVIF encoding
-    const ids = [
-      await submitOk(server.url, noise, 'one.png', 'avif'),
-      await submitOk(server.url, noise, 'two.png', 'avif'),
-      await submitOk(server.url, noise, 'three.png', 'avif'),
-    ];
-    const before = await waitForStatus(server, ids[0]!, 'running');
+    // 5.6 megapixels of noise: a second or two of AVIF encoding (1.4 megapixels took 0.4 s here,
+    // over before the next two uploads ended). The first is seen running before the others are sent.
+    const noise = await noisePng(2800, 2000);
+    const first = await submitOk(server.url, noise, 'one.png', 'avif');
+    const before = await waitForStatus(server, first, 'running');
+    const ids = [first, await submitOk(server.url, noise, 'two.png', 'avif'), await submitOk(server.url, noise, 'three.png', 'avif')];
     assert.equal((await progress(server.url, ids[1]!)).body.status, 'queued');
 
     await server.stop('SIGKILL');
@@ -119,11 +118,13 @@ test('SIGTERM still stops the service when the reader of its log stalls and then
 test('a full queue answers 503 busy with Retry-After, and accepts again once it drains', async () => {
   const server = await startServer({ ...BASE_ENV, CONVERTD_QUEUE_LIMIT: '1' });
   try {
-    const noise = await noisePng(1000, 800);
-    const running = await submitOk(server.url, noise, 'a.png', 'avif');
+    // The running job takes a second or two (5.6 megapixels of noise into AVIF); the next two are
+    // small, sent while it runs.
+    const running = await submitOk(server.url, await noisePng(2800, 2000), 'a.png', 'avif');
     await waitForStatus(server, running, 'running');
-    const queued = await submitOk(server.url, noise, 'b.png', 'avif');
-    const refused = await submit(server.url, noise, 'c.png', 'avif');
+    const small = await noisePng(200, 160);
+    const queued = await submitOk(server.url, small, 'b.png', 'avif');
+    const refused = await submit(server.url, small, 'c.png', 'avif');
     assert.ok(Number(refused.headers.get('retry-after')) > 0);
     await expectError(refused, 503, 'busy');
     await waitForJob(server.url, queued, { timeoutMs: 60_000 });
