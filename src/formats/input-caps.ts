@@ -4,10 +4,12 @@
 // and kept ffmpeg busy for many minutes on its way to MP4 (issue #32, docs/security.md "Caps").
 //
 // Read here, in-process and without decoding a pixel: the frames and canvas of the animated
-// raster formats (GIF, animated WebP; an APNG is told apart by the sniffer and refused). The parsers only walk block and chunk headers; a
-// file they cannot follow is left to its engine, which reports the damage in its own words.
+// raster formats (GIF, animated WebP; an APNG is told apart by the sniffer and refused). The
+// parsers only walk block and chunk headers; a file they cannot follow is left to its engine,
+// which reports the damage in its own words.
 import fs from 'node:fs/promises';
 import { ConvertdError } from '../errors.ts';
+import { withReadAt, type ReadAt } from './read-at.ts';
 
 /** Frames an animation may hold, whatever the route (sharp's all-frames decoding held this before). */
 export const MAX_ANIMATION_FRAMES = 1000;
@@ -39,25 +41,8 @@ export async function checkInputCaps(file: string, format: string, limits: Input
 
 const READERS: Readonly<Record<string, (file: string) => Promise<AnimationFacts | undefined>>> = {
   gif: async (file) => gifFacts(await fs.readFile(file)),
-  webp: (file) => withFile(file, webpFacts),
+  webp: (file) => withReadAt(file, webpFacts),
 };
-
-/** Reads `length` bytes at `position` (fewer at the end of the file). */
-type ReadAt = (position: number, length: number) => Promise<Buffer>;
-
-async function withFile(file: string, read: (at: ReadAt, size: number) => Promise<AnimationFacts | undefined>): Promise<AnimationFacts | undefined> {
-  const handle = await fs.open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    return await read(async (position, length) => {
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, position);
-      return buffer.subarray(0, bytesRead);
-    }, size);
-  } finally {
-    await handle.close();
-  }
-}
 
 /**
  * GIF: the logical screen, then blocks until the trailer; each image descriptor is a frame.

@@ -4,7 +4,7 @@
 // and the duration cap refused a one-second clip (issue #32). Here the fragments' own sample
 // durations are added up, per track, without decoding anything; the cap and the progress use
 // that. Only box headers and the few fields needed are read.
-import fs from 'node:fs/promises';
+import { withReadAt } from '../../formats/read-at.ts';
 
 interface Track {
   timescale: number;
@@ -15,14 +15,7 @@ interface Track {
 
 /** Seconds the fragments hold (the longest track), or undefined for a file that is not a fragmented MP4 (or not one this can follow). */
 export async function fragmentedMp4Seconds(file: string): Promise<number | undefined> {
-  const handle = await fs.open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    const read = async (position: number, length: number): Promise<Buffer> => {
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, position);
-      return buffer.subarray(0, bytesRead);
-    };
+  return withReadAt(file, async (read, size) => {
     const first = await read(0, 8);
     if (first.length < 8 || first.toString('latin1', 4, 8) !== 'ftyp') return undefined;
     const tracks = new Map<number, Track>();
@@ -53,9 +46,7 @@ export async function fragmentedMp4Seconds(file: string): Promise<number | undef
     if (!fragmented || fragments === 0) return undefined;
     const seconds = [...tracks.values()].filter((track) => track.timescale > 0).map((track) => track.end / track.timescale);
     return seconds.length > 0 ? Math.max(...seconds) : undefined;
-  } finally {
-    await handle.close();
-  }
+  });
 }
 
 /** The children of a box's payload: [type, payload]. */
