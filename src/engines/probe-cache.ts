@@ -1,6 +1,7 @@
 // Remembers which edges of an engine passed its start-up probe, so that a service started again on
 // the same machine, with the same engines, code and settings, need not convert its probe samples
-// again (they take ~20 s, mostly LibreOffice's four families). Off unless CONVERTD_PROBE_CACHE_DIR
+// again (ffmpeg, ImageMagick, vips, pandoc and the rest: ten seconds and more of CPU at every
+// start; the warm pools still start, through warm()). Off unless CONVERTD_PROBE_CACHE_DIR
 // names a directory: the test suite starts the service ~90 times and sets it; an operator may too,
 // for faster restarts.
 //
