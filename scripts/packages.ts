@@ -15,6 +15,7 @@ export const TEST_PACKAGES: readonly string[] = [
   'qpdf', // checks PDF outputs' structure independently of poppler
   'python3-pil', // Pillow: an image decoder independent of the engines
   'python3-numpy', // SSIM of image outputs against their sources (test/helpers/compare_images.py)
+  'python3-av', // PyAV: describes audio and video outputs and decodes their sound (test/helpers/read_media.py)
   'p7zip-full', // 7z: lists archive outputs independently of libarchive
   'python3-yaml', // reads YAML outputs independently of the npm library
   'python3-msgpack', 'python3-cbor2', // read MessagePack and CBOR outputs independently of the npm libraries

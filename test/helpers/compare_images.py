@@ -3,8 +3,9 @@
 
 Reads a JSON list of jobs on stdin, each {"output": path, "reference": path (optional),
 "mode": "colour" | "bilevel" (optional), "probes": [[x, y], ...] (optional)}, and prints a JSON
-list of results in the same order. Many comparisons share one Python start (Pillow and numpy take
-a while to import).
+list of results in the same order. With --serve, one such list a line, one answer a line, for as
+long as stdin is open (test/helpers/python-server.ts): a test file's comparisons share one Python
+start (Pillow and numpy take a while to import) and each reference is decoded once.
 
 Decoding: Pillow (Debian's python3-pil) for every format it reads; XPM by read_xpm here;
 Debian's vips command line (not the libvips bundled with sharp) for the rest (HEIC, AVIF, JPEG
@@ -447,15 +448,18 @@ def open_image(path):
     return im, decoder, orientation
 
 
-# A batch compares many outputs with the same source: its reference is decoded once (the decoders
-# of several formats are a subprocess each). The image is never changed in place by compare().
+# Many outputs are compared with the same source: its reference is decoded once (the decoders of
+# several formats are a subprocess each), again only when the file changed. The image is never
+# changed in place by compare().
 _references = {}
 
 
 def open_reference(path):
-    if path not in _references:
-        _references[path] = open_image(path)
-    return _references[path]
+    stat = os.stat(path)
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key not in _references:
+        _references[key] = open_image(path)
+    return _references[key]
 
 
 def vips_orientation(path):
@@ -546,15 +550,22 @@ def compare(job):
     return result
 
 
-def main():
-    jobs = json.load(sys.stdin)
+def compare_all(jobs):
     results = []
     for job in jobs:
         try:
             results.append(compare(job))
         except Exception as error:  # reported per job: one undecodable file fails only its test
             results.append({'error': f'{type(error).__name__}: {error}'})
-    json.dump(results, sys.stdout)
+    return results
+
+
+def main():
+    if sys.argv[1:] == ['--serve']:
+        for line in sys.stdin:
+            print(json.dumps(compare_all(json.loads(line))), flush=True)
+        return
+    json.dump(compare_all(json.load(sys.stdin)), sys.stdout)
 
 
 if __name__ == '__main__':

@@ -1,10 +1,11 @@
 // Is the output the same picture as the source? Both are decoded by test/helpers/compare_images.py
-// (Pillow, or Debian's vips CLI where Pillow lacks the format), never by the engines' sharp.
-import { execFile } from 'node:child_process';
+// (Pillow, or Debian's vips CLI where Pillow lacks the format), never by the engines' sharp: one
+// long-lived process per test file (python-server.ts), which decodes each reference once.
 import path from 'node:path';
+import { PythonServer } from './python-server.ts';
 
 const SCRIPT = path.join(import.meta.dirname, 'compare_images.py');
-const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
+const comparer = new PythonServer<readonly CompareJob[], Array<Comparison | { error: string }>>([SCRIPT, '--serve'], 'compare_images.py --serve');
 
 export interface DecodedFacts {
   width: number;
@@ -37,18 +38,12 @@ export interface CompareJob {
   probes?: Array<[number, number]>;
 }
 
-/** Decodes and compares many images in one Python process; rejects when any job failed. */
-export function compareImages(jobs: readonly CompareJob[]): Promise<Comparison[]> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('/usr/bin/python3', [SCRIPT], { env: toolEnv, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`compare_images.py failed: ${stderr || error.message}`));
-      const results = JSON.parse(stdout) as Array<Comparison | { error: string }>;
-      const failed = results.findIndex((r) => 'error' in r);
-      if (failed >= 0) return reject(new Error(`${jobs[failed]!.output}: ${(results[failed] as { error: string }).error}`));
-      resolve(results as Comparison[]);
-    });
-    child.stdin!.end(JSON.stringify(jobs));
-  });
+/** Decodes and compares images (several in one request where a test has them); rejects when any job failed. */
+export async function compareImages(jobs: readonly CompareJob[]): Promise<Comparison[]> {
+  const results = await comparer.request(jobs);
+  const failed = results.findIndex((r) => 'error' in r);
+  if (failed >= 0) throw new Error(`${jobs[failed]!.output}: ${(results[failed] as { error: string }).error}`);
+  return results as Comparison[];
 }
 
 export async function compareImage(job: CompareJob): Promise<Comparison> {

@@ -1,14 +1,22 @@
-// Independent checks of audio and video outputs: Debian's ffprobe describes a file (container,
-// duration, frame size, frames counted by decoding, sample rate, channels), and Debian's ffmpeg
-// decodes its sound to PCM, measured here (loudness, and how much of it is one tone). Both run
-// asynchronously, so concurrent tests overlap their checks. The service's ffmpeg engine runs in its
-// sandbox with its own arguments; these runs only read.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+// Independent checks of audio and video outputs: test/helpers/read_media.py (Debian's PyAV over
+// Debian's libavformat and libavcodec, with ffprobe's field names and ffmpeg's resampling)
+// describes a file (container, duration, frame size, frames counted by decoding, sample rate,
+// channels) and decodes its sound to PCM, measured here (loudness, and how much of it is one
+// tone). One long-lived process per test file (python-server.ts): the ffprobe and ffmpeg command
+// lines it replaced cost about 0.2 s of CPU each to start, twice per output. The service's ffmpeg
+// engine runs in its sandbox with its own arguments; this only reads.
+import path from 'node:path';
+import { PythonServer } from './python-server.ts';
 
-const run = promisify(execFile);
-// sharp sets VIPSHOME in the process that loads it; Debian's tools get an environment without it.
-const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
+interface MediaRequestOptions { probe?: boolean; count_frames?: boolean; picture_span?: boolean; sound?: boolean }
+type MediaAnswer = Partial<ProbeJson> & { sound?: string; error?: string };
+const reader = new PythonServer<[string, MediaRequestOptions], MediaAnswer>([path.join(import.meta.dirname, 'read_media.py'), '--serve'], 'read_media.py --serve');
+
+async function readMedia(file: string, options: MediaRequestOptions): Promise<MediaAnswer> {
+  const answer = await reader.request([path.resolve(file), options]);
+  if (answer.error !== undefined) throw new Error(`read_media.py on ${file}: ${answer.error}`);
+  return answer;
+}
 
 export interface MediaFacts {
   /** ffprobe's format_name ("mov,mp4,m4a,3gp,3g2,mj2", "ogg"...). */
@@ -44,16 +52,11 @@ interface ProbeJson {
 }
 
 /**
- * Describes a media file with one ffprobe run; `countFrames` decodes the video to count its
- * frames, `pictureSpan` lists the packets (no decoding) to time the picture.
+ * Describes a media file as ffprobe would; `countFrames` decodes the video to count its frames,
+ * `pictureSpan` lists the video packets (no decoding) to time the picture.
  */
 export async function probeMedia(file: string, options: { countFrames?: boolean; pictureSpan?: boolean } = {}): Promise<MediaFacts> {
-  // -count_frames decodes every stream (the sound too: cheap next to the picture).
-  const entries = 'format=format_name,duration:stream=index,codec_type,codec_name,width,height,r_frame_rate,nb_read_frames,sample_rate,channels';
-  const args = ['-v', 'error', ...(options.countFrames ? ['-count_frames'] : []),
-    '-show_entries', options.pictureSpan ? `${entries}:packet=codec_type,stream_index,pts_time,duration_time` : entries,
-    '-of', 'json', file];
-  const { format, streams, packets } = JSON.parse((await run('ffprobe', args, { env: toolEnv, maxBuffer: 256 * 1024 * 1024 })).stdout) as ProbeJson;
+  const { format, streams, packets } = await readMedia(file, { count_frames: options.countFrames ?? false, picture_span: options.pictureSpan ?? false }) as ProbeJson;
   const video = streams.find((s) => s.codec_type === 'video');
   const audio = streams.find((s) => s.codec_type === 'audio');
   const [num, den] = (video?.r_frame_rate ?? '0/1').split('/').map(Number) as [number, number];
@@ -95,10 +98,9 @@ export interface Sound {
 /** Sample rate the sound is decoded at for measuring: plenty for tones up to a few kHz. */
 const MEASURE_RATE = 16_000;
 
-/** Decodes the first audio stream to mono PCM with ffmpeg and measures it. */
+/** Decodes the first audio stream to mono 16-bit PCM at MEASURE_RATE (as `ffmpeg -ac 1 -ar` does) and measures it. */
 export async function decodeSound(file: string): Promise<Sound> {
-  const { stdout } = await run('ffmpeg', ['-v', 'error', '-nostdin', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', String(MEASURE_RATE),
-    '-f', 's16le', '-c:a', 'pcm_s16le', 'pipe:1'], { env: toolEnv, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 });
+  const stdout = Buffer.from((await readMedia(file, { probe: false, sound: true })).sound!, 'base64');
   const samples = new Float64Array(stdout.length >> 1);
   for (let i = 0; i < samples.length; i++) samples[i] = stdout.readInt16LE(i * 2) / 32768;
   let power = 0;
