@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { strToU8, zipSync, type Zippable } from 'fflate';
 import { convert, fetchCatalogue, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
 import { recall, wordsOf } from './helpers/documents.ts';
+import { DocumentReader } from './helpers/document-reader.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 /** The targets of each (src/engines/libreoffice/engine.ts: its family's importTargets), and no more. */
@@ -61,21 +62,16 @@ before(async () => {
 });
 
 after(async () => {
+  documents.close();
   await server?.stop();
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
 const HELPERS = path.resolve(import.meta.dirname, 'helpers');
 
-/** read_document.py's verdict on an output: its text, and its page count for a PDF. */
-function readDocument(file: string, format: string): { text: string; pages: number | null } {
-  try {
-    const output = execFileSync('/usr/bin/python3', [path.join(HELPERS, 'read_document.py'), file, format], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-    return JSON.parse(output) as { text: string; pages: number | null };
-  } catch (error) {
-    assert.fail(`${path.basename(file)} is not a valid ${format}: ${((error as { stderr?: string }).stderr ?? String(error)).trim()}`);
-  }
-}
+/** read_document.py's verdict on an output (one long-lived reader for the file): its text, and its page count for a PDF. */
+const documents = new DocumentReader();
+const readDocument = (file: string, format: string) => documents.readValid(file, format);
 
 /** read_iwork.py's reading of a package: its preview PDF's text, the '09 XML's shown text, or every string of the binary format's objects. */
 function readIwork(file: string): { kind: 'preview' | 'xml' | 'iwa'; text: string } {

@@ -4,7 +4,6 @@
 // zipfile and XML, Pillow) for the sample's words. The formats no tool here writes are checked on
 // the shared corpus's real files when it is present. Macros in the new formats never run.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +11,7 @@ import { unzipSync } from 'fflate';
 import { convert, expectError, fetchCatalogue, submit, type CatalogueEntry } from './helpers/client.ts';
 import { recall, wordsOf } from './helpers/documents.ts';
 import { officeSamples, officeSampleWords } from './helpers/office-samples.ts';
+import { DocumentReader } from './helpers/document-reader.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 /** The targets each family's imports are offered (src/engines/libreoffice/engine.ts), and no more. */
@@ -76,21 +76,16 @@ before(async () => {
 });
 
 after(async () => {
+  documents.close();
   await server?.stop();
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
 const targetsOf = (id: string) => catalogue.find((f) => f.id === id)?.targets ?? [];
 
-/** read_document.py's verdict on an output: its text, and its page count for a PDF. */
-function readDocument(file: string, format: string): { text: string; pages: number | null } {
-  try {
-    const output = execFileSync('/usr/bin/python3', [path.resolve(import.meta.dirname, 'helpers', 'read_document.py'), file, format], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-    return JSON.parse(output) as { text: string; pages: number | null };
-  } catch (error) {
-    assert.fail(`${path.basename(file)} is not a valid ${format}: ${((error as { stderr?: string }).stderr ?? String(error)).trim()}`);
-  }
-}
+/** read_document.py's verdict on an output (one long-lived reader for the file): its text, and its page count for a PDF. */
+const documents = new DocumentReader();
+const readDocument = (file: string, format: string) => documents.readValid(file, format);
 
 let outputs = 0;
 /** Uploads `data` (named so that only the content can tell its format, unless it has no signature), converts it, reads the result. */
@@ -100,7 +95,7 @@ async function convertAndRead(data: Buffer, format: string, to: string, expected
   assert.equal(record.source, expectedSource, `an upload of ${format} is taken as ${record.source}`);
   const file = path.join(scratch, `out-${outputs++}.${to}`);
   await fs.writeFile(file, bytes);
-  return { ...readDocument(file, to), file };
+  return { ...await readDocument(file, to), file };
 }
 
 test('each new format is offered its family\'s common targets, and no more', () => {
@@ -182,11 +177,11 @@ describe('the corpus: every real file is recognised by its content and converts'
         const held = CALC.has(format) ? pdf.text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0 : words.length;
         // A macro-enabled workbook may have no cells at all (poi-45431.xlsm: a VBA project and an
         // empty sheet): its cells as an independent reader finds them decide.
-        const empty = format === 'xlsm' && !/[\p{L}\p{N}]/u.test(readDocument(source, 'xlsx').text);
+        const empty = format === 'xlsm' && !/[\p{L}\p{N}]/u.test((await readDocument(source, 'xlsx')).text);
         if (!GRAPHIC.has(format) && !empty) assert.ok(held >= CORPUS_MIN_WORDS, `${name}: the PDF holds ${held} words`);
         const reader = OOXML_READER[format];
         if (reader) {
-          const found = recall(longWords(readDocument(source, reader).text), pdf.text);
+          const found = recall(longWords((await readDocument(source, reader)).text), pdf.text);
           assert.equal(found.recall, 1, `${name} → pdf: missing the source's ${found.missing.slice(0, 20).join(' ')}`);
         }
         for (const to of every ? targetsOf(format).filter((target) => target !== 'pdf') : []) {

@@ -2,6 +2,7 @@
 // --batch mode, through python-server.ts), without blocking the test's event loop: a pair test
 // keeps its other jobs moving while an output is read, and pays Python's start once rather than
 // once per output.
+import assert from 'node:assert/strict';
 import path from 'node:path';
 import { PythonServer } from './python-server.ts';
 
@@ -21,6 +22,15 @@ export class DocumentReader {
     const answer = await this.server.request([file, format]);
     if (answer.error !== undefined) throw new Error(answer.error);
     return answer;
+  }
+
+  /** As read(), failing the test with read_document.py's reason when `file` is not a valid `format`. */
+  async readValid(file: string, format: string): Promise<Reading> {
+    try {
+      return await this.read(file, format);
+    } catch (error) {
+      assert.fail(`${path.basename(file)} is not a valid ${format}: ${(error as Error).message.trim()}`);
+    }
   }
 
   close(): void {
