@@ -16,7 +16,8 @@ import { ENGINE_MODULES } from '../src/engines/index.ts';
 import { sniffFile } from '../src/formats/sniff.ts';
 import { convert, fetchCatalogue } from './helpers/client.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
-import { writeTemp } from './helpers/tools.ts';
+import { DocumentReader } from './helpers/document-reader.ts';
+import { fileMimeOf, writeTemp } from './helpers/tools.ts';
 
 const PYTHON = '/usr/bin/python3';
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
@@ -185,8 +186,8 @@ const MULTIPLAN_SHEETS: ReadonlyArray<{ label: string; file: string; data: Buffe
   { label: 'Multiplan 3 worksheet named .xls', file: 'ledger3.xls', data: laterMultiplanSheet(3, 'Lanner', 2345.5), word: 'Lanner', number: 2345.5 },
 ];
 
-function readRecords(file: string, format: 'xlsx' | 'csv'): Array<Record<string, string>> {
-  return JSON.parse(execFileSync(PYTHON, [path.resolve('test/helpers/read_data.py'), file, format], { encoding: 'utf8' })) as Array<Record<string, string>>;
+function readRecords(file: string, format: 'xlsx' | 'csv' | 'json'): Array<Record<string, string | number>> {
+  return JSON.parse(execFileSync(PYTHON, [path.resolve('test/helpers/read_data.py'), file, format, ...(format === 'json' ? ['--typed'] : [])], { encoding: 'utf8' })) as Array<Record<string, string | number>>;
 }
 function readText(file: string, format: string): string {
   return (JSON.parse(execFileSync(PYTHON, [path.resolve('test/helpers/read_document.py'), file, format], { encoding: 'utf8', maxBuffer: 64 << 20 })) as { text: string }).text;
@@ -236,6 +237,8 @@ function palmDoc(title: string, text: string): Buffer {
  * Spanish sentence gives the guess enough accented letters to be right (a text whose only
  * non-ASCII letter is one "ñ" was read as Baltic, "ņ": README's known limitations).
  */
+/** The targets calibre writes from a Palm book itself. */
+const PALM_CALIBRE_TARGETS = ['azw3', 'docx', 'epub', 'fb2', 'mobi', 'pdf', 'txt'];
 const BOOK_WORDS = ['Lighthouse', 'Harbourmaster', 'señora', 'canción', 'niño'];
 const BOOK_TEXT = [
   'Lighthouse Chronicle',
@@ -317,8 +320,9 @@ test('the sniffer takes bare BIFF streams as xls, Works spreadsheets as wks, Mul
 
 describe('through the service', () => {
   let server: RunningServer;
+  const documents = new DocumentReader();
   before(async () => { server = await startServer({ CONVERTD_RATE_LIMITS: 'off' }); });
-  after(async () => { await server.stop(); });
+  after(async () => { documents.close(); await server.stop(); });
 
   /** Converts each sheet to each workbook target, all at once (the service queues them), and reads its cells back. */
   async function convertSheets(source: string, sheets: typeof SHEETS): Promise<void> {
@@ -361,11 +365,10 @@ describe('through the service', () => {
     // (calibre/engine.ts, LEGACY_WRITES; their pairs are ebook-formats.test.ts's).
     const olderFormats = ['htmlz', 'txtz', 'pmlz', 'lrf', 'pdb', 'rb', 'snb', 'tcr'];
     assert.deepEqual([...targets].sort(), [...mobiTargets.filter((t) => !olderFormats.includes(t)), 'mobi'].sort(), 'the targets of mobi, and mobi itself');
-    // calibre's own targets: every one is converted here. The rest of the list are routes that
-    // continue from one of these with another engine, as mobi's do (document-pairs.test.ts).
-    const calibreTargets = ['azw3', 'docx', 'epub', 'fb2', 'mobi', 'pdf', 'txt'];
+    // calibre's own targets: every one is converted here; the rest of the list, routes that
+    // continue from one of these with another engine, in the test after this one.
     const jobs = [
-      ...calibreTargets.map((target) => ({ name: 'lighthouse.pdb', target })),
+      ...PALM_CALIBRE_TARGETS.map((target) => ({ name: 'lighthouse.pdb', target })),
       // Named .mobi, as PalmDOC books often are: the content decides.
       ...['epub', 'txt'].map((target) => ({ name: 'lighthouse.mobi', target })),
     ];
@@ -379,6 +382,56 @@ describe('through the service', () => {
       // All 120 chapters are there, not just the first record's worth.
       assert.equal(new Set(text.match(/Chapter \d+\./g)).size, 120, `${name} → ${target}: chapters`);
     }));
+  });
+
+  /**
+   * The pairs the tests above leave to routes that go on from their targets with another engine
+   * (a sheet's xlsx to HTML, Markdown or data; a Palm book's EPUB through pandoc): every other
+   * target the catalogue lists, each converted here, three at a time. A picture must be one
+   * (file(1) says so; a ZIP holds pictures of the pages in order), the format's own tests check
+   * what is drawn; every other output must hold the source's words (`numbers` too, where the
+   * format keeps a number as text: BIFF and JSON keep it as a number, which readRecords reads).
+   */
+  async function everyOtherTarget(source: string, name: string, data: Buffer, covered: readonly string[], words: readonly string[], numbers: readonly string[] = []): Promise<void> {
+    const formats = await fetchCatalogue(server.url);
+    const pictures = new Set(formats.filter((f) => f.category === 'image').map((f) => f.id));
+    const targets = formats.find((f) => f.id === source)!.targets.filter((target) => !covered.includes(target));
+    assert.ok(targets.length > 0, `${source} lists targets beyond ${covered.join(', ')}`);
+    const failures: string[] = [];
+    let next = 0;
+    await Promise.all(Array.from({ length: 3 }, async () => {
+      while (next < targets.length) {
+        const target = targets[next++]!;
+        try {
+          const { record, bytes } = await convert(server.url, data, name, target, { timeoutMs: 300_000 });
+          assert.equal(record.source, source);
+          const file = await writeTemp(bytes, `out.${target}`);
+          if (pictures.has(target)) {
+            assert.match(await fileMimeOf(file), /^image\//, 'file(1) sees a picture');
+          } else if (target === 'zip') {
+            await documents.readValid(file, 'zip'); // page-001.png, ... in order
+          } else if (target === 'json' && numbers.length > 0) {
+            assert.deepEqual(readRecords(file, 'json'), [{ [words[0]!]: Number(numbers[0]) }]);
+          } else {
+            const text = withoutControlBytes((await documents.readValid(file, target)).text);
+            for (const word of [...words, ...(target === 'xls' ? [] : numbers)]) assert.ok(text.includes(word), `"${word}" is missing`);
+          }
+        } catch (error) {
+          failures.push(`${source} → ${target}: ${(error as Error).message.split('\n')[0]}`);
+        }
+      }
+    }));
+    assert.deepEqual(failures, [], failures.join('\n'));
+  }
+
+  test('a Works and a Multiplan sheet reach every other target they list, with their cells', { timeout: 600_000 }, async () => {
+    for (const [source, sheet] of [['wks', WORKS_SHEETS[0]!], ['mp', MULTIPLAN_SHEETS[0]!]] as const) {
+      await everyOtherTarget(source, sheet.file, sheet.data, SHEET_TARGETS, [sheet.word], [String(sheet.number)]);
+    }
+  });
+
+  test('a PalmDOC ebook reaches every other target it lists, with its words', { timeout: 600_000 }, async () => {
+    await everyOtherTarget('pdb', 'lighthouse.pdb', palmDoc('Lighthouse', BOOK_TEXT), PALM_CALIBRE_TARGETS, BOOK_WORDS);
   });
 
   const corpusBook = path.join(CORPUS, 'pdb', 'transmute-sample.pdb');
