@@ -175,7 +175,8 @@ describe('every added raster pair converts and shows its source', { concurrency:
     for (const target of targetsOf(source)) {
       test(`${source} → ${target}`, async (t) => {
         const input = await sample(source);
-        const { bytes, response } = await convert(server.url, input.bytes, `sample.${source}`, target);
+        const { bytes, response, record } = await convert(server.url, input.bytes, `sample.${source}`, target);
+        assert.equal(record.source, source, 'the sample is read as its own format');
         assert.equal(response.headers.get('content-type'), MIME[target]);
         const output = await writeTemp(bytes, `out.${target}`);
         const bilevel = BILEVEL.has(source) || BILEVEL.has(target);

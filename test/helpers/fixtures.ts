@@ -83,7 +83,19 @@ async function viaImageMagick(png: Buffer, format: string): Promise<Buffer> {
   await fs.writeFile(path.join(dir, 'in.png'), png);
   const coder = IMAGEMAGICK_CODER[format] ?? format.toUpperCase();
   execFileSync('/usr/bin/convert-im6.q16', [path.join(dir, 'in.png'), ...(IMAGEMAGICK_SAMPLE_ARGS[format] ?? []), `${coder}:${path.join(dir, `out.${format}`)}`]);
-  return fs.readFile(path.join(dir, `out.${format}`));
+  const bytes = await fs.readFile(path.join(dir, `out.${format}`));
+  return format === 'cur' ? asCursor(bytes) : bytes;
+}
+
+/**
+ * ImageMagick 6's CUR coder writes an icon (resource type 1); a cursor says 2, and its directory
+ * entries hold a hotspot (here 0, 0) where an icon's hold planes and bit count.
+ */
+function asCursor(icon: Buffer): Buffer {
+  const cursor = Buffer.from(icon);
+  cursor.writeUInt16LE(2, 2);
+  for (let entry = 0; entry < cursor.readUInt16LE(4); entry++) cursor.writeUInt32LE(0, 6 + 16 * entry + 4);
+  return cursor;
 }
 
 /**
