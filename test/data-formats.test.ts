@@ -25,6 +25,8 @@ import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
 const FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'xlsx', 'ods'];
+/** The formats the catalogue offers to themselves (a route of its own: csv's delimiter, json's indent, a tidied XML or YAML). */
+const SELF_ROUTES = new Set(['csv', 'json', 'xml', 'yaml']);
 /** Formats whose values have types; the others hold text only. */
 const TYPED = new Set(['json', 'ndjson', 'yaml', 'toml', 'xlsx', 'ods']);
 
@@ -133,7 +135,7 @@ after(async () => { await server.stop(); });
 
 describe('every advertised data pair keeps every record, and converting back gives the source\'s table', { concurrency: 6 }, () => {
   for (const from of FORMATS) {
-    for (const to of FORMATS.filter((t) => t !== from)) {
+    for (const to of FORMATS.filter((t) => t !== from || SELF_ROUTES.has(from))) {
       test(`${from} → ${to} → ${from}`, async () => {
         const there = await convert(server.url, sample[from]!, `people.${from}`, to);
         await assertHoldsSample(there.bytes, to, [from, to]);
