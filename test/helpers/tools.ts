@@ -1,5 +1,6 @@
 // Independent checks of outputs with Debian's tools, never with the engine that made them.
 import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,8 +71,19 @@ function colourAverage(file: string): number {
   return Number(tool('vips', ['avg', colour]));
 }
 
+/** One folder per test process for writeTemp's files, removed when the process exits (a whole run wrote some 25,000). */
+let outputsRoot: string | undefined;
+function outputs(): string {
+  if (!outputsRoot) {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'convertd-outputs-'));
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+    outputsRoot = root;
+  }
+  return outputsRoot;
+}
+
 export async function writeTemp(bytes: Uint8Array, name: string): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-out-'));
+  const dir = await fs.mkdtemp(path.join(outputs(), 'out-'));
   const file = path.join(dir, name);
   await fs.writeFile(file, bytes);
   return file;
