@@ -2,6 +2,7 @@
 // user would, and stops it with a signal. Tests talk to it over HTTP only.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SERVICE_NODE_FLAGS } from '../../src/node-flags.ts';
@@ -19,8 +20,16 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** The folders tempDir() made in this test process: removed when it exits (a restart test reuses one meanwhile). */
+const madeDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 export async function tempDir(prefix = 'convertd-test-'): Promise<string> {
-  return fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }
 
 /**
