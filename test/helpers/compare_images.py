@@ -550,6 +550,16 @@ def compare(job):
     return result
 
 
+def requests():
+    """
+    The request lines, read from a copy of stdin; stdin itself becomes /dev/null, so that no decoder
+    this starts (ffmpeg reads keys from its stdin) takes characters of the next request.
+    """
+    lines = os.fdopen(os.dup(0), 'r', encoding='utf-8')
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    return lines
+
+
 def compare_all(jobs):
     results = []
     for job in jobs:
@@ -562,7 +572,7 @@ def compare_all(jobs):
 
 def main():
     if sys.argv[1:] == ['--serve']:
-        for line in sys.stdin:
+        for line in requests():
             print(json.dumps(compare_all(json.loads(line))), flush=True)
         return
     json.dump(compare_all(json.load(sys.stdin)), sys.stdout)
