@@ -51,6 +51,8 @@ export interface Config {
   readonly storage: LocalStorageConfig | S3StorageConfig;
   /** Where engines' passed probes are remembered across starts (engines/probe-cache.ts); undefined: every start probes. */
   readonly probeCacheDir: string | undefined;
+  /** When the warm Node pools (sharp, data) start their processes: with the service ("eager"), or each on its first job ("lazy"). */
+  readonly poolStart: 'eager' | 'lazy';
 }
 
 export interface LocalStorageConfig {
@@ -121,6 +123,12 @@ function roleOf(raw: string | undefined): Config['role'] {
   throw new ConfigError(`CONVERTD_ROLE: "${raw}" must be "all" (the default), "api" or "worker"`);
 }
 
+function poolStartOf(raw: string | undefined): Config['poolStart'] {
+  const value = raw?.trim().toLowerCase() || 'eager';
+  if (value === 'eager' || value === 'lazy') return value;
+  throw new ConfigError(`CONVERTD_POOL_START: "${raw}" must be "eager" (the default) or "lazy"`);
+}
+
 function redisUrlOf(raw: string | undefined): string | undefined {
   const value = raw?.trim();
   if (!value) return undefined;
@@ -182,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: redisUrlOf(env.CONVERTD_REDIS_URL),
     storage: storageOf(env),
     probeCacheDir: env.CONVERTD_PROBE_CACHE_DIR?.trim() ? path.resolve(env.CONVERTD_PROBE_CACHE_DIR.trim()) : undefined,
+    poolStart: poolStartOf(env.CONVERTD_POOL_START),
   };
   if (config.role !== 'all' && !config.redisUrl) {
     throw new ConfigError(`CONVERTD_ROLE=${config.role} needs CONVERTD_REDIS_URL: API nodes and workers share jobs through Redis`);

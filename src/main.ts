@@ -142,6 +142,7 @@ async function main(): Promise<void> {
     concurrency: config.concurrency,
     maxOutputBytes: config.maxOutputBytes,
     runsJobs: runsWorkers,
+    poolStart: config.poolStart,
     stateRoot: path.join(config.dataDir, 'engines'),
   });
   const probeCache = config.probeCacheDir ? await ProbeCache.open(config.probeCacheDir, {

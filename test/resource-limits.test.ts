@@ -60,7 +60,7 @@ let serviceCgroup: string;
 before(async () => {
   if (skip) return;
   server = await startServer({
-    CONVERTD_ENGINE_MEMORY_MB: String(LIMIT_MB), CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_START: 'eager',
+    CONVERTD_ENGINE_MEMORY_MB: String(LIMIT_MB), CONVERTD_LIBREOFFICE_POOL: '1', CONVERTD_LIBREOFFICE_START: 'eager', CONVERTD_POOL_START: 'eager',
     CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_ATTEMPTS: '1',
   });
   serviceCgroup = path.join(memoryCgroupOf(server.child.pid!)!, `convertd-${server.child.pid}`);

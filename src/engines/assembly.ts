@@ -56,6 +56,8 @@ export interface EngineEnvironment {
   readonly concurrency: number;
   readonly maxOutputBytes: number;
   readonly runsJobs: boolean;
+  /** When a worker's Node pools start their processes (CONVERTD_POOL_START); an API node's never do. */
+  readonly poolStart?: 'eager' | 'lazy';
   /** Where pooled processes live: `<stateRoot>/<engine id>/`, emptied when its pool starts. */
   readonly stateRoot: string;
 }
@@ -114,7 +116,7 @@ function contextFor(module: AnyEngineModule, settings: Record<string, unknown>, 
       create: (program, options) => new ProcessPool(program, { ...options, stateDir, log }),
       node: (program, options) => createNodePool(program, {
         size: options?.size ?? concurrency,
-        start: runsJobs ? 'eager' : 'lazy',
+        start: runsJobs ? environment.poolStart ?? 'eager' : 'lazy',
         stateDir,
         maxOutputBytes,
       }, log),

@@ -72,10 +72,11 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
       HOST: '127.0.0.1',
       CONVERTD_DATA_DIR: dir,
       CONVERTD_LOG_LEVEL: 'info',
-      // A suite starts the service dozens of times, most of them converting no office document:
-      // LibreOffice starts its processes at the first such job. The tests of the warm pool ask
-      // for "eager" (the service's default) themselves.
+      // A suite starts the service dozens of times, most of them converting no office document
+      // and few images: LibreOffice and the Node pools (sharp, data) start their processes at the
+      // first such job. The tests of the warm pools ask for "eager" (the default) themselves.
       CONVERTD_LIBREOFFICE_START: 'lazy',
+      CONVERTD_POOL_START: 'lazy',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
