@@ -46,7 +46,10 @@ export class PythonServer<Request, Answer> {
       if (this.child === child) this.child = undefined;
       for (const waiter of this.waiting.splice(0)) waiter.reject(new Error(`${this.name} ended (${code ?? signal}): ${stderr.trim()}`));
     });
-    child.on('error', () => undefined); // reported by 'close'
+    // Reported by 'close' to every waiting request: a write to a helper that just ended fails
+    // with EPIPE, which must not become an uncaught error of the test file.
+    child.on('error', () => undefined);
+    child.stdin.on('error', () => undefined);
     this.idle(child);
     return child;
   }
