@@ -71,6 +71,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.server.headersTimeout = config.headersTimeoutSeconds * 1000;
   app.server.maxHeadersCount = 100;
+  // An idle kept-alive connection is closed 5 s after the 10 s the Keep-Alive header advertises
+  // (Node's own margin is 1 s): a client that honours the header (undici closes 1 s early) but
+  // whose event loop was busy when its timer was due must not send on a socket being closed, which
+  // ends in EPIPE or a reset for a request that never arrived.
+  app.server.keepAliveTimeoutBuffer = 5_000;
 
   // No endpoint takes a JSON or text body: accept any content type unread, so that the convert
   // route answers non-multipart bodies with the contract's invalid_request.
