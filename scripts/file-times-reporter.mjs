@@ -33,6 +33,6 @@ export default async function* fileTimes(source) {
   files.sort((a, b) => b.seconds - a.seconds);
   const total = files.reduce((sum, f) => sum + f.seconds, 0);
   const cpu = files.reduce((sum, f) => sum + f.cpu, 0);
-  yield `\n== time per test file (${Math.round(total / 60)} min in all; CPU: ${Math.round(cpu / 60)} min)\n`;
+  yield `\n== time per test file (${Math.round(total / 60)} min in all; CPU of the processes each reaped, a lower bound: ${Math.round(cpu / 60)} min)\n`;
   for (const { file, seconds, cpu: used, passed } of files) yield `${seconds.toFixed(0).padStart(6)} s ${used.toFixed(0).padStart(6)} s CPU  ${file}${passed ? '' : '  (failed)'}\n`;
 }

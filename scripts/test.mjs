@@ -63,12 +63,24 @@ const BUSY_SUITES = [
 ].map((name) => `test/${name}.test.ts`);
 /**
  * Busy suites that run in the other lane, after its waiting suites (those take about 45 minutes
- * here): the two lanes then end at about the same time (about 75 minutes each, measured here).
+ * here), in a second node --test of their own (one orders its files by name): a lane that ends
+ * with suites that only wait would leave a core idle once the busy lane is done.
  */
 const BUSY_AFTER_WAITING = ['raster-formats', 'subtitle-pairs', 'vector-and-hostile-images', 'rendered-scripts', 'options-documents', 'options-media', 'options-images'].map((name) => `test/${name}.test.ts`);
 
 function testFiles() {
   return readdirSync(path.join(root, 'test')).filter((name) => name.endsWith('.test.ts')).sort().map((name) => `test/${name}`);
+}
+
+/** Runs node --test on each group of files in turn (runLane), as one lane: its exit code, summed summary and file times. */
+async function runInOrder(name, groups, output) {
+  const results = [];
+  for (const [index, files] of groups.entries()) {
+    if (files.length > 0) results.push(await runLane(`${name}-${index + 1}`, files, output));
+  }
+  const summary = new Map();
+  for (const result of results) for (const [label, value] of result.summary) summary.set(label, (summary.get(label) ?? 0) + value);
+  return { code: results.some((result) => result.code !== 0) ? 1 : 0, summary, times: results.map((result) => result.times).join('') };
 }
 
 /** Runs node --test on `files`; its spec output goes to `output` as it comes. Resolves with its exit code, summary and file times. */
@@ -107,8 +119,9 @@ if (only.length > 0) {
 } else {
   const all = testFiles();
   const busy = all.filter((file) => BUSY_SUITES.includes(file));
-  const waiting = [...all.filter((file) => !BUSY_SUITES.includes(file) && !BUSY_AFTER_WAITING.includes(file)), ...BUSY_AFTER_WAITING.filter((file) => all.includes(file))];
-  process.stdout.write(`${busy.length} busy suites in one lane, printed as they run; ${waiting.length} others beside them (the waiting suites, then ${BUSY_AFTER_WAITING.length} busy ones), printed when their lane ends\n`);
+  const waiting = all.filter((file) => !BUSY_SUITES.includes(file) && !BUSY_AFTER_WAITING.includes(file));
+  const after = BUSY_AFTER_WAITING.filter((file) => all.includes(file));
+  process.stdout.write(`${busy.length} busy suites in one lane, printed as they run; beside them ${waiting.length} waiting suites, then ${after.length} busy ones, printed when their lane ends\n`);
   // The second lane's output is kept whole (and in a file, should the run be cut short) and
   // printed after it ends, so that each lane's lines stay together.
   const waitingLog = path.join(runDir, 'waiting-lane.log');
@@ -116,7 +129,7 @@ if (only.length > 0) {
   const waitingOutput = [];
   lanes = await Promise.all([
     runLane('busy', busy, (chunk) => process.stdout.write(chunk)),
-    runLane('waiting', waiting, (chunk) => { waitingOutput.push(chunk); appendFileSync(waitingLog, chunk); }).then((lane) => {
+    runInOrder('waiting', [waiting, after], (chunk) => { waitingOutput.push(chunk); appendFileSync(waitingLog, chunk); }).then((lane) => {
       process.stdout.write(`\n== the other lane (${waitingLog})\n`);
       for (const chunk of waitingOutput) process.stdout.write(chunk);
       return lane;
