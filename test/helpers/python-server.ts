@@ -6,14 +6,13 @@
 // process open only while a request is pending, and is ended by close() or with the test process.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { toolEnv } from './tools.ts';
 
-const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
 /**
- * The checkers' environment: without sharp's VIPSHOME (it sends Debian's vips CLI to the wrong
- * module directory), and one OpenBLAS thread (numpy's threads otherwise spin at import: about
- * 15 % of a short run's CPU).
+ * The checkers' environment: Debian's tools' (tools.ts), with one OpenBLAS thread (numpy's
+ * threads otherwise spin at import: about 15 % of a short run's CPU).
  */
-export const CHECKER_ENV: NodeJS.ProcessEnv = { ...toolEnv, OPENBLAS_NUM_THREADS: '1' };
+const CHECKER_ENV: NodeJS.ProcessEnv = { ...toolEnv, OPENBLAS_NUM_THREADS: '1' };
 
 export class PythonServer<Request, Answer> {
   private child: ChildProcessWithoutNullStreams | undefined;

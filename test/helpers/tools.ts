@@ -10,7 +10,9 @@ const execFileAsync = promisify(execFile);
 
 // sharp sets VIPSHOME=/target in the process that loads it, which makes Debian's vips look for its
 // modules (HEIF among them) in the wrong place: the tools get an environment without it.
-const { VIPSHOME: _vipsHome, ...toolEnv } = process.env;
+/** Debian's tools' environment: without the VIPSHOME sharp sets, which sends Debian's vips CLI to the wrong module directory. */
+const { VIPSHOME: _vipsHome, ...env } = process.env;
+export const toolEnv: NodeJS.ProcessEnv = env;
 function tool(program: string, args: string[]): string {
   return execFileSync(program, args, { encoding: 'utf8', env: toolEnv, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
