@@ -38,6 +38,8 @@ import re
 import numpy as np
 from PIL import Image, ImageColor, UnidentifiedImageError
 
+from line_requests import requests
+
 # What turns an image stored with each EXIF orientation upright (ImageOps.exif_transpose's table;
 # that function fails on a multi-page TIFF in Pillow 9.4).
 T = Image.Transpose
@@ -548,16 +550,6 @@ def compare(job):
     # Largest difference of alpha between the two, 0-255 (0 when neither has any).
     result['alpha_max_difference'] = float(np.abs(ref_rgba[..., 3] - out_rgba[..., 3]).max())
     return result
-
-
-def requests():
-    """
-    The request lines, read from a copy of stdin; stdin itself becomes /dev/null, so that no decoder
-    this starts (ffmpeg reads keys from its stdin) takes characters of the next request.
-    """
-    lines = os.fdopen(os.dup(0), 'r', encoding='utf-8')
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    return lines
 
 
 def compare_all(jobs):

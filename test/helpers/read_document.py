@@ -13,7 +13,6 @@ documents, GNU makeinfo for Texinfo (neither belongs to an engine).
 """
 import html.parser
 import json
-import os
 import re
 import struct
 import subprocess
@@ -546,11 +545,8 @@ def read(path, fmt):
 
 def main():
     if sys.argv[1:] == ["--batch"]:
-        # Requests from a copy of stdin; stdin itself becomes /dev/null, so that no tool this
-        # starts can take characters of the next request.
-        requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        for line in requests:
+        from line_requests import requests
+        for line in requests():
             path, fmt = json.loads(line)
             try:
                 answer = read(path, fmt)
