@@ -1,13 +1,17 @@
-// The input's own caps (src/formats/input-caps.ts): an animation past the frame cap is refused on
-// every route its format has, before any engine runs, with the same answer (issue #32: the
-// same GIF was refused on its way to WebP and kept ffmpeg busy for minutes on its way to MP4).
+// The input's own caps (src/formats/input-caps.ts): an animation past the frame cap, a still image
+// declaring more pixels than the cap, a ZIP package (zip, cbz, docx, odt, epub) with too many
+// members or a decompression bomb in it, are each refused on every route their format has, before
+// any engine runs, with the same answer (issue #32: the same GIF was refused on its way to WebP
+// and kept ffmpeg busy for minutes on its way to MP4).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { checkInputCaps, gifFacts, MAX_ANIMATION_FRAMES, webpFacts } from '../src/formats/input-caps.ts';
+import { strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { ARCHIVE_LIMITS, checkInputCaps, declaredImageSize, gifFacts, MAX_ANIMATION_FRAMES, webpFacts } from '../src/formats/input-caps.ts';
 import { convert, fetchCatalogue, mapInFlight, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
+import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage } from './helpers/fixtures.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 const made = new Map<string, Promise<string>>();
@@ -63,16 +67,96 @@ test('frames × width × height past the pixel cap is refused like a frame bomb'
   });
 });
 
+/** Every still raster format whose header the input check reads: the sizes come from the header, in each format's own layout. */
+const STILL_FORMATS = ['png', 'jpg', 'gif', 'webp', 'bmp', 'tiff', 'psd', 'tga', 'dds', 'ppm', 'pgm', 'pbm', 'pam', 'heic', 'avif', 'jxl',
+  'jp2', 'j2k', 'pgx', 'xcf', 'pcx', 'sgi', 'ras', 'xwd', 'pfm', 'hdr', 'dpx', 'cin', 'fits', 'mng', 'jng', 'miff', 'xbm', 'xpm', 'wbmp', 'vicar', 'cals'];
+
+test('the size a still image declares is read from its header, in every format the check knows', async () => {
+  for (const format of STILL_FORMATS) {
+    const size = declaredImageSize(format, (await sampleImage(format)).subarray(0, 512 * 1024));
+    // HEIC declares its coded size, rounded up to whole blocks.
+    if (format === 'heic') assert.ok(size && size.width >= IMAGE_WIDTH && size.height >= IMAGE_HEIGHT && size.width < IMAGE_WIDTH + 64, `${format}: ${JSON.stringify(size)}`);
+    else assert.deepEqual(size, { width: IMAGE_WIDTH, height: IMAGE_HEIGHT }, format);
+  }
+  // Another format's bytes, or a header cut short, tell nothing: the engine decides.
+  assert.equal(declaredImageSize('png', await sampleImage('jpg')), undefined);
+  assert.equal(declaredImageSize('jpg', Buffer.from([0xff, 0xd8, 0xff])), undefined);
+  assert.equal(declaredImageSize('sgi', Buffer.from([0x01, 0xda])), undefined);
+});
+
 let server: RunningServer;
 let catalogue: readonly CatalogueEntry[];
+/** The test service's pixel cap: the samples (96 × 64 = 6,144 pixels) are over it. */
+const PIXEL_CAP = 5000;
 
 before(async () => {
-  // A duration cap of 3 s for the fragmented MP4s below.
-  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_MEDIA_SECONDS: '3' });
+  // A duration cap of 3 s for the fragmented MP4s below, and a pixel cap the still samples pass.
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_MAX_MEDIA_SECONDS: '3', CONVERTD_MAX_IMAGE_PIXELS: String(PIXEL_CAP) });
   catalogue = await fetchCatalogue(server.url);
 });
 after(async () => {
   await server?.stop();
+});
+
+/** Sends `bytes` to every target its format lists and returns each job's end. */
+async function toEveryTarget(bytes: Buffer, filename: string, format: string) {
+  const targets = catalogue.find((entry) => entry.id === format)?.targets ?? [];
+  assert.ok(targets.length > 0, `${format} is listed with targets`);
+  return mapInFlight(targets, 6, async (target) => {
+    const jobId = await submitOk(server.url, bytes, filename, target);
+    return { target, final: (await waitForJob(server.url, jobId)).final };
+  });
+}
+
+test('a still image declaring more pixels than the cap is refused on every route, to every target, before any engine runs', async () => {
+  assert.ok(IMAGE_WIDTH * IMAGE_HEIGHT > PIXEL_CAP);
+  const answers = await mapInFlight(STILL_FORMATS, 2, async (format) => ({ format, ends: await toEveryTarget(await sampleImage(format), `large.${format}`, format) }));
+  for (const { format, ends } of answers) {
+    for (const { target, final } of ends) {
+      assert.equal(final.error?.code, 'input_too_complex', `${format} → ${target}: ${JSON.stringify(final.error ?? final.status)}`);
+      // The input check's own words, naming the cap: no engine's check answered instead.
+      assert.match(final.error.message, new RegExp(`declares \\d+ × \\d+ pixels, more than this service processes \\(${PIXEL_CAP}\\)`), `${format} → ${target}`);
+    }
+  }
+});
+
+/** A ZIP package of each kind whose engines unpack it (archives, calibre, LibreOffice, pandoc), made here. */
+async function zipPackages(): Promise<Record<string, Zippable>> {
+  const dir = await tempDir();
+  await writeFile(path.join(dir, 'book.md'), '# Caps\n\nA package with too much inside.\n');
+  const packages: Record<string, Zippable> = {};
+  for (const format of ['docx', 'odt', 'epub']) {
+    execFileSync('pandoc', ['--from', 'markdown', '--to', format === 'epub' ? 'epub3' : format, '--metadata', 'title=Caps', '--output', `book.${format}`, 'book.md'], { cwd: dir });
+    const members: Zippable = { ...unzipSync(await readFile(path.join(dir, `book.${format}`))) };
+    // OpenDocument and EPUB name their kind in a first member stored as it is.
+    if (members.mimetype) members.mimetype = [members.mimetype as Uint8Array, { level: 0 }];
+    packages[format] = members;
+  }
+  const page = new Uint8Array(await sampleImage('png'));
+  packages.cbz = { 'page-1.png': page };
+  packages.zip = { 'page-1.png': page, 'notes.txt': strToU8('notes') };
+  return packages;
+}
+
+test('a ZIP package with more members than the cap, or expanding like a bomb, is refused on every route, to every target, before any engine runs', async () => {
+  const packages = await zipPackages();
+  const variants = {
+    // One member past the cap, each empty.
+    flood: { add: (members: Zippable) => { for (let i = 0; i < ARCHIVE_LIMITS.entries; i++) members[`pad/${i}.txt`] = new Uint8Array(0); }, words: /more than 10000 members/ },
+    // 17 MiB of zeros: past the ratio's floor, and hundreds of times the package's size.
+    bomb: { add: (members: Zippable) => { members['zeros.bin'] = [new Uint8Array(17 * 1024 * 1024), { level: 9 }]; }, words: /decompression bomb/ },
+  };
+  for (const [format, members] of Object.entries(packages)) {
+    for (const [variant, { add, words }] of Object.entries(variants)) {
+      const packed = { ...members };
+      add(packed);
+      const ends = await toEveryTarget(Buffer.from(zipSync(packed)), `${variant}.${format}`, format);
+      for (const { target, final } of ends) {
+        assert.equal(final.error?.code, 'input_too_complex', `${variant} ${format} → ${target}: ${JSON.stringify(final.error ?? final.status)}`);
+        assert.match(final.error.message, words, `${variant} ${format} → ${target}`);
+      }
+    }
+  }
 });
 
 for (const source of ['gif', 'webp'] as const) {

@@ -18,44 +18,11 @@
 // file-type reads the whole file as before.
 import zlib from 'node:zlib';
 import { fileTypeFromBuffer, type FileTypeResult } from 'file-type';
+import { bufferSource, LOCAL_HEADER, zipMembers, type ByteSource, type ZipMember } from './zip-directory.ts';
 
-/** Positional reads of a file or a buffer; a read past the end returns fewer bytes. */
-export interface ByteSource {
-  readonly size: number;
-  read(position: number, length: number): Buffer;
-}
-
-export const bufferSource = (buffer: Buffer): ByteSource => ({
-  size: buffer.length,
-  read: (position, length) => buffer.subarray(position, position + length),
-});
-
-const LOCAL_HEADER = 0x04034b50;
-const CENTRAL_HEADER = 0x02014b50;
-const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
-const END_RECORD_BYTES = 22;
-const MAX_COMMENT_BYTES = 0xffff;
 const CONTENT_TYPES = '[Content_Types].xml';
 /** file-type reads a [Content_Types].xml of at most 1 MiB; a larger one goes the long way. */
 const MAX_ENTRY_BYTES = 1024 * 1024;
-/** A directory larger than this (tens of thousands of entries) is no office document's. */
-const MAX_DIRECTORY_BYTES = 4 * 1024 * 1024;
-
-/** The central directory's bytes and entry count, found through the end record. */
-function centralDirectory(zip: ByteSource): { bytes: Buffer; entries: number } | undefined {
-  const tailStart = Math.max(0, zip.size - END_RECORD_BYTES - MAX_COMMENT_BYTES);
-  const tail = zip.read(tailStart, zip.size - tailStart);
-  for (let at = tail.length - END_RECORD_BYTES; at >= 0; at--) {
-    if (tail.readUInt32LE(at) !== END_OF_CENTRAL_DIRECTORY) continue;
-    const entries = tail.readUInt16LE(at + 10);
-    const size = tail.readUInt32LE(at + 12);
-    const offset = tail.readUInt32LE(at + 16);
-    // 0xffff / 0xffffffff mean ZIP64: left to file-type.
-    if (entries === 0xffff || offset === 0xffffffff || size > MAX_DIRECTORY_BYTES || offset + size > tailStart + at) return undefined;
-    return { bytes: zip.read(offset, size), entries };
-  }
-  return undefined;
-}
 
 /**
  * Names that make file-type decide otherwise when it meets them first (OpenDocument's mimetype,
@@ -64,43 +31,6 @@ function centralDirectory(zip: ByteSource): { bytes: Buffer; entries: number } |
  */
 function decidedOtherwise(name: string): boolean {
   return name === 'mimetype' || name.startsWith('META-INF/') || name.startsWith('Index/') || /classes\d*\.dex/.test(name);
-}
-
-/** One entry of the central directory: its name and where and how its data is stored. */
-interface ZipMember {
-  readonly name: string;
-  readonly method: number;
-  readonly crc: number;
-  readonly compressed: number;
-  readonly uncompressed: number;
-  readonly local: number;
-}
-
-/** The archive's members, in the central directory's order, or undefined when it cannot be walked. */
-function zipMembers(zip: ByteSource): ZipMember[] | undefined {
-  const start = zip.read(0, 4);
-  if (start.length < 4 || start.readUInt32LE(0) !== LOCAL_HEADER) return undefined;
-  const directory = centralDirectory(zip);
-  if (!directory) return undefined;
-  const { bytes } = directory;
-  const members: ZipMember[] = [];
-  let at = 0;
-  for (let i = 0; i < directory.entries; i++) {
-    if (at + 46 > bytes.length || bytes.readUInt32LE(at) !== CENTRAL_HEADER) return undefined;
-    const nameBytes = bytes.readUInt16LE(at + 28);
-    const next = at + 46 + nameBytes + bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32);
-    if (next > bytes.length) return undefined;
-    members.push({
-      name: bytes.toString('latin1', at + 46, at + 46 + nameBytes),
-      method: bytes.readUInt16LE(at + 10),
-      crc: bytes.readUInt32LE(at + 16),
-      compressed: bytes.readUInt32LE(at + 20),
-      uncompressed: bytes.readUInt32LE(at + 24),
-      local: bytes.readUInt32LE(at + 42),
-    });
-    at = next;
-  }
-  return members;
 }
 
 /** A member's stored (possibly compressed) bytes, found through its local header; undefined when out of bounds. */

@@ -6,7 +6,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from 'file-type';
-import { bufferSource, packageKind, type ByteSource } from './ooxml-shortcut.ts';
+import { packageKind } from './ooxml-shortcut.ts';
+import { bufferSource, type ByteSource } from './zip-directory.ts';
 import type { FormatCatalogue, FormatDefinition } from './catalogue.ts';
 
 export interface SniffResult {

@@ -34,6 +34,7 @@ import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import tar from 'tar-stream';
 import { ConvertdError } from '../../errors.ts';
+import { tooExpanded, tooManyMembers } from '../../formats/input-caps.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunOptions, type RunResult } from '../../process/runner.ts';
 import type { ArchiveMember, ArchiveMembers } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
@@ -91,16 +92,6 @@ const PROBE_SAMPLES: Record<string, string> = {
   lzh: 'MQAtbGgwLQgAAAAIAAAAqBkyZiACgEJVBQAAr2gNAAFzYW1wbGUudHh0BQBQpIEAAGNvbnZlcnRkAA==',
   // An RPM package around a gzip-compressed newc cpio of the one member (archive-writers.ts's rpm).
   rpm: '7avu2wMAAAAAAWNvbnZlcnRkLXNhbXBsZS0xLjAtMQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABAAUAAAAAAAAAAAAAAAAAAAAAjq3oAQAAAAAAAAAAAAAAAI6t6AEAAAAAAAAABQAAACAAAAPoAAAABgAAAAAAAAABAAAD6QAAAAYAAAAQAAAAAQAAA+oAAAAGAAAAFAAAAAEAAARkAAAABgAAABYAAAABAAAEZQAAAAYAAAAbAAAAAWNvbnZlcnRkLXNhbXBsZQAxLjAAMQBjcGlvAGd6aXAAH4sIAAAAAAAAAzMwNzA3MDQwMDFPNE1KNTAwMLAwTDQxwA4MzZIMzMzTzFKgfAsIlZaKQz0MJMEYxYm5BTmpeiUVJQwMDAzJ+XllqUUlKQZQNxAFiFWH0w0hQY6ePq5BioqKIDcAAF8KoGoAAQAA',
-};
-
-/** Caps checked while the entries stream. */
-const ARCHIVE_LIMITS = {
-  entries: 10_000,
-  expandedBytes: 1024 ** 3,
-  /** Expanded size over upload size, above which a big archive counts as a bomb. */
-  ratio: 200,
-  /** Below this expanded size the ratio is not held against an archive (small files compress well). */
-  ratioFloorBytes: 16 * 1024 ** 2,
 };
 
 /**
@@ -426,16 +417,16 @@ class Repack {
   }
 
   checkExpansion(bytes: number): void {
-    if (bytes > ARCHIVE_LIMITS.expandedBytes) this.refuse(new ConvertdError('input_too_complex', `The archive expands to more than ${ARCHIVE_LIMITS.expandedBytes / 1024 ** 3} GiB.`));
-    if (bytes > ARCHIVE_LIMITS.ratioFloorBytes && bytes > this.inputBytes * ARCHIVE_LIMITS.ratio) {
-      this.refuse(new ConvertdError('input_too_complex', `The archive expands more than ${ARCHIVE_LIMITS.ratio} times its size: it looks like a decompression bomb.`));
-    }
+    // The same caps the input check holds the directory's declared sizes to (formats/input-caps.ts), here against the bytes that come out.
+    const breach = tooExpanded(bytes, this.inputBytes);
+    if (breach) this.refuse(breach);
   }
 
   /** Counts a member against the entry cap and checks its name and type; the safe name, '' for the root. */
   admit(rawName: string, type: string): string {
     this.entries += 1;
-    if (this.entries > ARCHIVE_LIMITS.entries) this.refuse(new ConvertdError('input_too_complex', `The archive has more than ${ARCHIVE_LIMITS.entries} members.`));
+    const breach = tooManyMembers(this.entries);
+    if (breach) this.refuse(breach);
     const name = memberName(rawName);
     if (typeof name !== 'string') this.refuse(new ConvertdError('unsafe_input', `The archive is refused: ${name.refused}.`));
     if (type !== 'directory' && type !== 'file') {

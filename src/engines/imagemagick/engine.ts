@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
+import { declaredImageSize } from '../../formats/input-caps.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, narrow, rgbHex, rgbOption, type OptionSpec } from '../options.ts';
@@ -127,29 +128,6 @@ async function markAsCursor(file: string): Promise<void> {
 const ICON_SIDE = 256;
 
 /**
- * The size a JPEG 2000 codestream or a PGX declares in its header, read here before ImageMagick
- * runs: OpenJPEG and the PGX coder, given 60000 x 60000, failed without naming the limit. A
- * codestream's SIZ segment follows its SOC marker: the reference grid's size (Xsiz, Ysiz) at
- * bytes 8 and 12, the image's offset on it (XOsiz, YOsiz) at 16 and 20. A PGX starts with a line
- * "PG ML + 8 width height".
- */
-async function declaredSize(file: string, from: string): Promise<{ width: number; height: number } | undefined> {
-  if (from !== 'j2k' && from !== 'pgx') return undefined;
-  const handle = await fs.open(file, 'r');
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
-    if (from === 'j2k') {
-      if (bytesRead < 24) return undefined;
-      return { width: buffer.readUInt32BE(8) - buffer.readUInt32BE(16), height: buffer.readUInt32BE(12) - buffer.readUInt32BE(20) };
-    }
-    const match = /^PG[ \t]*(?:ML|LM)[ \t]*[+-]?[ \t]*\d+[ \t]+(\d+)[ \t]+(\d+)/.exec(buffer.toString('latin1', 0, bytesRead));
-    return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
  * A SIXEL picture ends with the String Terminator (ESC \, or 0x9C): one without it was cut short,
  * and ImageMagick would show the rows that arrived as a whole picture.
  */
@@ -167,19 +145,18 @@ async function sixelComplete(file: string): Promise<boolean> {
 }
 
 /**
- * The canvas of a GIMP XCF: after the 14-byte magic ("gimp xcf file" or "gimp xcf v0NN", each
- * ended by a NUL), its width and height as big-endian 32-bit numbers. ImageMagick reads the layers
- * as separate images, each at its offset on a canvas of its own size; the engine puts them on the
- * document's canvas to flatten them, and checks its size against the pixel cap first.
+ * The canvas of a GIMP XCF, as its header declares it (formats/input-caps.ts reads it, and has
+ * held it to the pixel cap before this engine runs). ImageMagick reads the layers as separate
+ * images, each at its offset on a canvas of its own size; the engine puts them on the document's
+ * canvas to flatten them.
  */
 export async function xcfCanvas(file: string): Promise<{ width: number; height: number }> {
   const handle = await fs.open(file, 'r');
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(22), 0, 22, 0);
-    if (bytesRead < 22 || buffer.toString('latin1', 0, 9) !== 'gimp xcf ') {
-      throw new ConvertdError('corrupt_input', 'The GIMP image has no complete XCF header: it may be damaged or truncated.');
-    }
-    return { width: buffer.readUInt32BE(14), height: buffer.readUInt32BE(18) };
+    const canvas = declaredImageSize('xcf', buffer.subarray(0, bytesRead));
+    if (!canvas) throw new ConvertdError('corrupt_input', 'The GIMP image has no complete XCF header: it may be damaged or truncated.');
+    return canvas;
   } finally {
     await handle.close();
   }
@@ -278,13 +255,10 @@ export class ImageMagickEngine implements Engine {
     const outCoder = CODER[to];
     if (!inCoder || !outCoder) throw new ConvertdError('conversion_failed', `ImageMagick does not convert ${from} to ${to} here.`);
     // One frame: PSD's flattened composite, an icon's largest image; every layer of an XCF, which
-    // are flattened on the document's canvas (its size checked against the pixel cap first:
-    // ImageMagick reads each layer on a canvas of its own size).
+    // are flattened on the document's canvas. What the header declares (a JPEG 2000 codestream's
+    // or a PGX's size: OpenJPEG, given 60000 x 60000, failed without naming the limit; an XCF's
+    // canvas) was held to the pixel cap before any engine ran (formats/input-caps.ts).
     const canvas = from === 'xcf' ? await xcfCanvas(input) : undefined;
-    const declared = canvas ?? await declaredSize(input, from);
-    if (declared && declared.width * declared.height > limits.maxImagePixels) {
-      throw new ConvertdError('input_too_complex', `The image declares ${declared.width} × ${declared.height} pixels, more than this service processes: send a smaller image.`);
-    }
     if (from === 'sixel' && !await sixelComplete(input)) {
       throw new ConvertdError('corrupt_input', 'The SIXEL picture has no String Terminator at its end: it was cut short.');
     }

@@ -1,0 +1,108 @@
+// A ZIP archive's central directory, read from its end record: the members' names, methods and
+// declared sizes, without inflating anything. Used to identify packages (ooxml-shortcut.ts) and
+// to hold an upload's member count and unpacked size to the caps before any engine opens it
+// (input-caps.ts).
+
+/** Positional reads of a file or a buffer; a read past the end returns fewer bytes. */
+export interface ByteSource {
+  readonly size: number;
+  read(position: number, length: number): Buffer;
+}
+
+export const bufferSource = (buffer: Buffer): ByteSource => ({
+  size: buffer.length,
+  read: (position, length) => buffer.subarray(position, position + length),
+});
+
+export const LOCAL_HEADER = 0x04034b50;
+const CENTRAL_HEADER = 0x02014b50;
+const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
+const END_RECORD_BYTES = 22;
+const MAX_COMMENT_BYTES = 0xffff;
+/** A directory larger than this (tens of thousands of entries) is no office document's. */
+const MAX_DIRECTORY_BYTES = 4 * 1024 * 1024;
+/** The end record's count when the real one is in a ZIP64 record (65,535 members or more). */
+const ZIP64_COUNT = 0xffff;
+
+/** What the end record says: how many members, and where their directory lies. */
+interface EndRecord {
+  readonly entries: number;
+  readonly size: number;
+  readonly offset: number;
+  /** Where the end record begins: the directory must lie before it. */
+  readonly at: number;
+}
+
+function endRecord(zip: ByteSource): EndRecord | undefined {
+  const tailStart = Math.max(0, zip.size - END_RECORD_BYTES - MAX_COMMENT_BYTES);
+  const tail = zip.read(tailStart, zip.size - tailStart);
+  for (let at = tail.length - END_RECORD_BYTES; at >= 0; at--) {
+    if (tail.readUInt32LE(at) !== END_OF_CENTRAL_DIRECTORY) continue;
+    return { entries: tail.readUInt16LE(at + 10), size: tail.readUInt32LE(at + 12), offset: tail.readUInt32LE(at + 16), at: tailStart + at };
+  }
+  return undefined;
+}
+
+/** The central directory's bytes and entry count, found through the end record. */
+function centralDirectory(zip: ByteSource, maxBytes: number): { bytes: Buffer; entries: number } | undefined {
+  const end = endRecord(zip);
+  if (!end) return undefined;
+  const { entries, size, offset } = end;
+  // 0xffff / 0xffffffff mean ZIP64: not followed here.
+  if (entries === ZIP64_COUNT || offset === 0xffffffff || size > maxBytes || offset + size > end.at) return undefined;
+  return { bytes: zip.read(offset, size), entries };
+}
+
+/** One entry of the central directory: its name and where and how its data is stored. */
+export interface ZipMember {
+  readonly name: string;
+  readonly method: number;
+  readonly crc: number;
+  readonly compressed: number;
+  /** The size it declares unpacked (0xffffffff: in a ZIP64 field, 4 GiB or more). */
+  readonly uncompressed: number;
+  readonly local: number;
+}
+
+/** The archive's members, in the central directory's order, or undefined when it cannot be walked. */
+export function zipMembers(zip: ByteSource, maxDirectoryBytes = MAX_DIRECTORY_BYTES): ZipMember[] | undefined {
+  const start = zip.read(0, 4);
+  if (start.length < 4 || start.readUInt32LE(0) !== LOCAL_HEADER) return undefined;
+  const directory = centralDirectory(zip, maxDirectoryBytes);
+  if (!directory) return undefined;
+  const { bytes } = directory;
+  const members: ZipMember[] = [];
+  let at = 0;
+  for (let i = 0; i < directory.entries; i++) {
+    if (at + 46 > bytes.length || bytes.readUInt32LE(at) !== CENTRAL_HEADER) return undefined;
+    const nameBytes = bytes.readUInt16LE(at + 28);
+    const next = at + 46 + nameBytes + bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32);
+    if (next > bytes.length) return undefined;
+    members.push({
+      name: bytes.toString('latin1', at + 46, at + 46 + nameBytes),
+      method: bytes.readUInt16LE(at + 10),
+      crc: bytes.readUInt32LE(at + 16),
+      compressed: bytes.readUInt32LE(at + 20),
+      uncompressed: bytes.readUInt32LE(at + 24),
+      local: bytes.readUInt32LE(at + 42),
+    });
+    at = next;
+  }
+  return members;
+}
+
+/**
+ * How many members a ZIP archive has and how many bytes they declare unpacked, from its central
+ * directory; undefined when it is no ZIP archive or its directory cannot be walked. An archive of
+ * 65,535 members or more (a ZIP64 count) answers with that count alone.
+ */
+export function zipTotals(zip: ByteSource, maxDirectoryBytes: number): { members: number; declaredBytes: number } | undefined {
+  const start = zip.read(0, 4);
+  if (start.length < 4 || start.readUInt32LE(0) !== LOCAL_HEADER) return undefined;
+  const end = endRecord(zip);
+  if (end?.entries === ZIP64_COUNT) return { members: ZIP64_COUNT, declaredBytes: 0 };
+  const members = zipMembers(zip, maxDirectoryBytes);
+  if (!members) return undefined;
+  // A ZIP64 size (all ones here) counts as what it at least is: 4 GiB.
+  return { members: members.length, declaredBytes: members.reduce((sum, member) => sum + member.uncompressed, 0) };
+}
