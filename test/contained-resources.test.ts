@@ -274,15 +274,15 @@ describe('the sandbox\'s view of the machine', () => {
     cwd: workDir, timeoutMs: 10_000, captureStdout: true, ...(procfs === undefined ? {} : { procfs }),
   });
 
-  test('an engine with /proc sees its own minimal environment there, none of the service\'s variables; no /sys', async () => {
-    const { stdout } = await look();
+  test('a program given /proc (Node, LibreOffice) sees its own minimal environment there, none of the service\'s variables; no /sys', async () => {
+    const { stdout } = await look(true);
     assert.match(stdout, /^PATH=\/usr\/bin:\/bin$/m, 'control: the environment is readable here');
     assert.ok(!stdout.includes(SERVICE_SECRET), 'a variable of the service reached the engine');
     assert.match(stdout, /ls: cannot access '\/sys'/);
   });
 
-  test('an engine without /proc (pandoc) has no environment, command line or mounts there to read', async () => {
-    const { stdout } = await look(false);
+  test('every other program (the default: pandoc, ffmpeg, ImageMagick, calibre...) has no environment, command line or mounts there to read', async () => {
+    const { stdout } = await look();
     assert.doesNotMatch(stdout, /PATH=/);
     assert.ok(!stdout.includes(workDir), 'the job\'s path is shown');
     assert.match(stdout, /ls: cannot access '\/proc\/self\/'/);

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { strFromU8, unzipSync, zipSync } from 'fflate';
-import { convert, expectError, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, expectError, fetchCatalogue, mapInFlight, submit, submitOk, waitForJob } from './helpers/client.ts';
 import { fieldRuns, handmadeDocx, MARKER, TEXT_SAMPLES } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import fs from 'node:fs/promises';
@@ -119,6 +119,31 @@ test('PDFs: a password is encrypted_input, too many pages or a giant page is inp
   // The first page of a long PDF is still a fine thumbnail.
   const { bytes } = await convert(server.url, await fs.readFile(path.join(dir, 'long.pdf')), 'long.pdf', 'png');
   assert.ok(bytes.length > 0);
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+test('a PDF of 2,001 pages meets the page cap on every route that reads its pages, to every target; a picture of its first page and a packed copy are still made', { timeout: 600_000 }, async () => {
+  const dir = await tempDir('convertd-pdfs-');
+  const plain = path.join(dir, 'plain.pdf');
+  await fs.writeFile(plain, handmadePdf(595, 842));
+  execFileSync('qpdf', ['--empty', '--pages', plain, Array(2001).fill('1').join(','), '--', path.join(dir, 'long.pdf')]);
+  const long = await fs.readFile(path.join(dir, 'long.pdf'));
+  const catalogue = await fetchCatalogue(server.url);
+  const category = (id: string) => catalogue.find((entry) => entry.id === id)?.category;
+  const targets = catalogue.find((entry) => entry.id === 'pdf')!.targets;
+  assert.ok(targets.length > 20, `pdf has ${targets.length} targets`);
+  const ends = await mapInFlight(targets, 4, async (target) => {
+    const jobId = await submitOk(server.url, long, 'long.pdf', target);
+    return { target, final: (await waitForJob(server.url, jobId, { timeoutMs: 300_000 })).final };
+  });
+  for (const { target, final } of ends) {
+    // A picture is of the first page alone (poppler renders that page only); an archive holds the PDF as it is.
+    if (category(target) === 'image' || category(target) === 'archive') assert.equal(final.status, 'done', `${target}: ${JSON.stringify(final.error)}`);
+    else {
+      assert.equal(final.error?.code, 'input_too_complex', `long.pdf → ${target}: ${JSON.stringify(final.error ?? final.status)}`);
+      assert.match(final.error.message, /2001 pages|more than 2000 pages|up to 2000 pages/, target);
+    }
+  }
   await fs.rm(dir, { recursive: true, force: true });
 });
 

@@ -32,7 +32,7 @@ export interface RunOptions {
   readonly readOnly?: readonly string[];
   /** Variables added to the minimal environment (PATH, HOME, TMPDIR, LANG). */
   readonly env?: Readonly<Record<string, string>>;
-  /** `false`: no /proc in the sandbox, for engines that run without one (sandbox.ts). */
+  /** `true`: a /proc in the sandbox, for the programs that need one; none otherwise (sandbox.ts). */
   readonly procfs?: boolean;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;

@@ -64,10 +64,11 @@ export interface SandboxRequest {
   /** Environment inside the sandbox. */
   readonly env?: Readonly<Record<string, string>>;
   /**
-   * A /proc inside (the default): a fresh one, of the sandbox's own PID namespace, so it shows the
-   * engine's processes only, but among them its own environment, command line, working directory
-   * and mounts, which hold the job's path. `false` for the engines that run without one, so that a
-   * document naming /proc/self/... finds nothing (docs/security.md#the-sandbox).
+   * `true`: a /proc inside, for the programs that do not run without one (LibreOffice, calibre,
+   * Node). A fresh one, of the sandbox's own PID namespace, so it shows the engine's processes
+   * only, but among them its own environment, command line, working directory and mounts, which
+   * hold the job's path. Every other program runs without (the default), so that a document
+   * naming /proc/self/... finds nothing there (docs/security.md#the-sandbox).
    */
   readonly procfs?: boolean;
 }
@@ -85,7 +86,7 @@ export function wrap(program: string, args: readonly string[], request: SandboxR
     '--symlink', 'usr/bin', '/bin',
     '--symlink', 'usr/sbin', '/sbin',
     // No /sys: no engine needs one.
-    ...(request.procfs === false ? [] : ['--proc', '/proc']),
+    ...(request.procfs === true ? ['--proc', '/proc'] : []),
     '--dev', '/dev',
     '--tmpfs', '/tmp',
   ];

@@ -226,7 +226,7 @@ export class PandocEngine implements Engine {
       await fs.writeFile(path.join(dir, 'probe.md'), '# Probe\n\nHello *pandoc*.\n');
       for (const to of ['html', 'docx']) {
         for (const args of this.runs('md', to, 'probe.md', `probe.${to}`)) {
-          ensureSuccess(await run(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [FILTERS], procfs: false }), 'pandoc');
+          ensureSuccess(await run(PANDOC, args, { cwd: dir, timeoutMs: 30_000, readOnly: [FILTERS] }), 'pandoc');
         }
         if ((await fs.stat(path.join(dir, `probe.${to}`))).size === 0) throw new Error(`pandoc wrote an empty ${to}`);
       }
@@ -317,7 +317,7 @@ export class PandocEngine implements Engine {
     const name = `prepared.${from}`;
     const copy = path.join(workDir, name);
     const result = await this.context.run(PYTHON, ['-I', '-S', PREPARE_SCRIPT, from, `./${path.basename(input)}`, `./${name}`], {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [PREPARE_SCRIPT], procfs: false,
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [PREPARE_SCRIPT],
       limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
     });
     if (result.exitCode !== 0) {
@@ -331,7 +331,7 @@ export class PandocEngine implements Engine {
   private async runPandoc(args: string[], { from, workDir, limits, signal }: ConvertRequest): Promise<void> {
     const result = await this.context.run(PANDOC, args, {
       // No /proc: pandoc and the GHC runtime run without one (see the top).
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [FILTERS], procfs: false, limits: { fileSizeBytes: limits.maxOutputBytes },
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, readOnly: [FILTERS], limits: { fileSizeBytes: limits.maxOutputBytes },
     });
     if (result.exitCode === 251) {
       throw new ConvertdError('input_too_complex', 'The document needs more memory than this service gives one conversion: send a smaller or simpler file.');

@@ -100,6 +100,9 @@ export class WarmProcess {
     const command = program.command(dir);
     this.exited = runProcess(command.program, command.args, {
       cwd: dir,
+      // Node (libuv reads /proc/self/exe and /proc/cpuinfo) and soffice ("/proc not mounted -
+      // LibreOffice is unlikely to work") need one: the pools' programs are those two.
+      procfs: true,
       readOnly: command.readOnly,
       env: command.env,
       timeoutMs: PROCESS_LIFETIME_MS,
