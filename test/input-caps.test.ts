@@ -159,6 +159,25 @@ test('a ZIP package with more members than the cap, or expanding like a bomb, is
   }
 });
 
+test('a 7-Zip comic (cb7) or a collection of comics (cbc) with a decompression bomb inside is refused to every target before calibre unpacks it', async () => {
+  const dir = await tempDir();
+  const page = await sampleImage('png');
+  await writeFile(path.join(dir, '01.png'), page);
+  await writeFile(path.join(dir, '02.bin'), Buffer.alloc(17 * 1024 * 1024));
+  execFileSync('7z', ['a', '-bd', '-y', 'bomb.cb7', '01.png', '02.bin'], { cwd: dir, stdio: 'ignore' });
+  const innerBomb = zipSync({ '01.png': new Uint8Array(page), '02.bin': [new Uint8Array(17 * 1024 * 1024), { level: 9 }] });
+  // The collection itself is small and within every cap; the comic inside it is the bomb.
+  const collection = Buffer.from(zipSync({ 'one.cbz': [innerBomb, { level: 0 }], 'comics.txt': strToU8('one.cbz:The first issue\n') }));
+  for (const [name, bytes] of [['bomb.cb7', await readFile(path.join(dir, 'bomb.cb7'))], ['bomb.cbc', collection]] as const) {
+    const format = name.slice(-3);
+    const ends = await toEveryTarget(bytes, name, format);
+    for (const { target, final } of ends) {
+      assert.equal(final.error?.code, 'input_too_complex', `${name} → ${target}: ${JSON.stringify(final.error ?? final.status)}`);
+      assert.match(final.error.message, /decompression bomb/, `${name} → ${target}`);
+    }
+  }
+});
+
 for (const source of ['gif', 'webp'] as const) {
   test(`a ${source.toUpperCase()} of 1,200 frames is refused on every route, to every target, before any engine runs`, async () => {
     const bytes = await readFile(await animation(source, 1200));

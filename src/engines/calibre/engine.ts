@@ -11,9 +11,11 @@
 // PDF output renders with Qt WebEngine (Chromium): its own sandbox cannot start inside ours, so it
 // is switched off there, the bubblewrap sandbox standing in for it. No address-space cap: it
 // breaks Chromium: under a 4 GB RLIMIT_AS it writes no PDF and still exits 0 (docs/security.md#resource-limits).
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine } from '../../process/runner.ts';
+import type { ArchiveMembers } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, enumOption, narrow, numberOption, OPTIONS, type OptionSpec, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
@@ -34,6 +36,13 @@ const LEGACY_READS = ['lit', 'lrf', 'rb', 'tcr', 'pml', 'pmlz', 'txtz', 'htmlz',
 /** Comic archives: pictures, so only into the formats that show pictures as pages. */
 const COMICS = ['cbz', 'cb7', 'cbc'];
 const COMIC_WRITES = ['epub', 'mobi', 'azw3', 'pdf'];
+/**
+ * The archive each comic kind is packed as, where the input check cannot read its members from a
+ * ZIP directory (formats/input-caps.ts reads cbz's): a cb7 is 7-Zip, and a cbc is a ZIP of cbz
+ * comics. calibre would unpack them with no cap of its own, so they are first unpacked through
+ * the archive engine's checks (member count, expanded size and ratio, links), then calibre runs.
+ */
+const CHECKED_COMICS: Readonly<Record<string, string>> = { cb7: '7z', cbc: 'zip' };
 /**
  * Formats for older readers (and zipped HTML or text), written from the ebooks of today only.
  * Left out: LIT (its content is LZX-compressed and sealed: no tool here reads it back except
@@ -107,13 +116,37 @@ export class CalibreEngine implements Engine {
   readonly edges = EDGES;
   readonly reportsProgress = true;
   private readonly context: EngineContext<unknown>;
+  private readonly archives: ArchiveMembers;
 
   constructor(context: EngineContext<unknown>) {
     this.context = context;
+    this.archives = context.use('archive-members');
   }
 
   estimateSeconds(inputBytes: number, _from: string, to: string): number {
     return (to === 'pdf' ? 3 : 1.5) + inputBytes / 500_000;
+  }
+
+  /**
+   * Unpacks a comic through the archive engine's caps into a folder of the job, and each comic a
+   * collection holds, then removes what was unpacked: a bomb or a link ends the job before calibre
+   * starts. The pages are unpacked twice (here and by calibre); comics are small next to the caps.
+   */
+  private async checkComic(request: ConvertRequest, packedAs: string): Promise<void> {
+    const { input, workDir, limits, signal } = request;
+    const dir = path.join(workDir, 'comic-check');
+    // The archive engine reads its input by name from the folder it runs in: a nested comic's is the unpacked folder.
+    const unpack = (file: string, from: string, into: string) => this.archives.unpack({
+      input: file, from, dir: into, workDir: path.dirname(file), timeoutMs: limits.timeoutMs, signal, onProgress: () => undefined,
+    });
+    try {
+      const members = await unpack(input, packedAs, dir);
+      for (const [index, member] of members.filter((m) => /\.cbz$/i.test(m.name)).entries()) {
+        await unpack(member.file, 'zip', path.join(dir, `comic-${index + 1}`));
+      }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   }
 
   async probe(): Promise<void> {
@@ -124,6 +157,8 @@ export class CalibreEngine implements Engine {
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, workDir, limits, signal, onProgress } = request;
     if (!INPUTS.has(from)) throw new Error(`calibre is not used to read ${from}`);
+    const packedAs = CHECKED_COMICS[from];
+    if (packedAs) await this.checkComic(request, packedAs);
     const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...optionArguments(to, request.options)];
     const result = await this.context.run(EBOOK_CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
