@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import { runProcess } from '../src/process/runner.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
-import { download, submit, submitOk, waitForJob, type ProgressRecord } from './helpers/client.ts';
+import { download, fetchCatalogue, submit, submitOk, waitForJob, type ProgressRecord } from './helpers/client.ts';
 import { BODY, handmadeDocx, MARKER, TITLE } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
@@ -227,6 +227,49 @@ describe('pandoc', () => {
         assert.ok(shown!.includes(MARKER), `${name} → ${to}: the document's own words are there`);
       }));
     }
+    assert.deepEqual(failures, [], failures.join('\n'));
+    assert.deepEqual(beaconHits, [], 'no request may leave a conversion');
+  });
+});
+
+describe('every route', () => {
+  /** Targets whose output a text check can read whole (packages are unzipped, PDFs read by pdftotext): preferred as a route's representative. */
+  const READABLE = ['txt', 'md', 'html', 'epub', 'docx', 'odt', 'fb2', 'pdf', 'rtf', 'htmlz', 'txtz', 'zip'];
+
+  test('each hostile upload through every route its format has to any target (one target per distinct chain of engines) carries none of what it names', { timeout: 20 * 60_000 }, async (t) => {
+    const server = await service('sandboxed');
+    const refs = references(server);
+    const [markdown, html] = hostileMarkup(refs);
+    const uploads: Array<{ name: string; format: string; data: Buffer }> = [
+      { name: 'hostile.md', format: 'md', data: Buffer.from(markdown!.text) },
+      { name: 'hostile.html', format: 'html', data: Buffer.from(html!.text) },
+      { name: 'linked.docx', format: 'docx', data: handmadeDocx({ text: `${TITLE}. ${BODY}`, linkedPicture: `file://${path.join(server.dataDir, 'planted.txt')}` }) },
+      { name: 'linked.odt', format: 'odt', data: linkedOdt(refs) },
+      { name: 'linked.epub', format: 'epub', data: linkedEpub(refs) },
+    ];
+    const catalogue = await fetchCatalogue(server.url);
+    const jobs: Array<{ name: string; data: Buffer; to: string; route: string }> = [];
+    for (const upload of uploads) {
+      const byRoute = new Map<string, string[]>();
+      for (const to of catalogue.find((entry) => entry.id === upload.format)!.targets) {
+        const { steps } = await (await fetch(`${server.url}/api/formats/${upload.format}/${to}`)).json() as { steps: string[] };
+        const route = steps.join(' → ');
+        byRoute.set(route, [...byRoute.get(route) ?? [], to]);
+      }
+      assert.ok(byRoute.size >= 2, `${upload.format} reaches its targets through ${byRoute.size} chains of engines`);
+      for (const [route, targets] of byRoute) {
+        const to = READABLE.find((readableTarget) => targets.includes(readableTarget)) ?? targets[0]!;
+        jobs.push({ ...upload, to, route });
+      }
+    }
+    const failures = await inTurn(jobs, async ({ name, data, to, route }) => {
+      const outcome = await convertOn(server, data, name, to);
+      t.diagnostic(`${name} → ${to} (${route}): ${outcome.bytes ? 'done' : outcome.error!.code}`);
+      // Failing cleanly keeps everything out too; a PDF's words are read as text.
+      const pdfText = outcome.bytes?.subarray(0, 5).toString('latin1') === '%PDF-' ? execFileSync('pdftotext', ['-enc', 'UTF-8', '-', '-'], { input: outcome.bytes }).toString() : '';
+      checkClean(server, `${name} → ${to}`, pdfText ? { ...outcome, bytes: Buffer.from(pdfText) } : outcome, ['conversion_failed', 'corrupt_input']);
+    });
+    t.diagnostic(`${jobs.length} routes tried`);
     assert.deepEqual(failures, [], failures.join('\n'));
     assert.deepEqual(beaconHits, [], 'no request may leave a conversion');
   });
