@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { download, expectError, fetchCatalogue, waitForJob, type ProgressRecord } from './helpers/client.ts';
+import { download, expectError, fetchCatalogue, sendAgainIfClosed, waitForJob, type ProgressRecord } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 const WORDS = ['alphaword', 'bravoword', 'charlieword'];
@@ -42,7 +42,7 @@ async function submitWith(file: string, target: string, options: Record<string, 
   form.append('file', new Blob([samples[file]!]), file);
   form.append('target', target);
   for (const [name, value] of Object.entries(options)) form.append(name, value);
-  return fetch(`${server.url}/api/convert`, { method: 'POST', body: form });
+  return sendAgainIfClosed(() => fetch(`${server.url}/api/convert`, { method: 'POST', body: form }));
 }
 
 /** Submits with options and waits; returns the final record (done or error) and every record seen. */

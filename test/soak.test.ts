@@ -7,7 +7,9 @@ import { soak, summary } from '../scripts/soak.ts';
 import { startServer } from './helpers/server.ts';
 
 test('a short soak: 60 pollers and 12 submitters for 8 seconds', async () => {
-  const server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off' });
+  // The pools warm before the soak, as a service started with the default settings has them: the
+  // soak measures a running service, not the first job's wait for a pool (lazy in test services).
+  const server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_POOL_START: 'eager' });
   try {
     const report = await soak(server.url, server.child.pid!, { seconds: 8, pollers: 60, submitters: 12 });
     const line = summary(report);

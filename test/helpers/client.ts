@@ -13,15 +13,22 @@ export async function submit(base: string, data: Uint8Array, filename: string, t
   return fetch(`${base}/api/convert`, { method: 'POST', body: form, headers });
 }
 
+/**
+ * Sends a submission, and once more when the first found its kept-alive connection closed: the
+ * service closed it for idling while this process was busy (a test that builds a 144-megapixel
+ * picture blocks its event loop for seconds), so the request never went out whole and no job
+ * exists. A browser sends it again on a new connection; so does this.
+ */
+export async function sendAgainIfClosed(send: () => Promise<Response>): Promise<Response> {
+  return send().catch((error: Error & { cause?: { code?: string } }) => {
+    if (error.cause?.code !== 'EPIPE') throw error;
+    return send();
+  });
+}
+
 /** Submits and returns the job id, failing the test on anything but 200 {ok:true}. */
 export async function submitOk(base: string, data: Uint8Array, filename: string, target: string, headers: Record<string, string> = {}): Promise<string> {
-  const response = await submit(base, data, filename, target, headers).catch((error: Error & { cause?: { code?: string } }) => {
-    // A kept-alive connection the service closed for idling while this process was busy (a test
-    // that builds a 144-megapixel picture blocks its event loop for seconds): the request never
-    // went out whole, so no job exists. A browser sends it again on a new connection; so does this.
-    if (error.cause?.code !== 'EPIPE') throw error;
-    return submit(base, data, filename, target, headers);
-  });
+  const response = await sendAgainIfClosed(() => submit(base, data, filename, target, headers));
   const body = await response.json() as SubmitAnswer;
   assert.equal(response.status, 200, `submission refused: ${JSON.stringify(body)}`);
   assert.equal(body.ok, true);
