@@ -115,7 +115,7 @@ test('a still image declaring more pixels than the cap is refused on every route
     for (const { target, final } of ends) {
       assert.equal(final.error?.code, 'input_too_complex', `${format} → ${target}: ${JSON.stringify(final.error ?? final.status)}`);
       // The input check's own words, naming the cap: no engine's check answered instead.
-      assert.match(final.error.message, new RegExp(`declares \\d+ × \\d+ pixels, more than this service processes \\(${PIXEL_CAP}\\)`), `${format} → ${target}`);
+      assert.match(final.error.message, new RegExp(`declares \\d+ × \\d+ pixels, more than this service processes \\(${PIXEL_CAP.toLocaleString('en-US')} pixels\\)`), `${format} → ${target}`);
     }
   }
 });

@@ -74,7 +74,7 @@ export async function checkInputCaps(file: string, format: string, limits: Input
     if (facts && facts.frames > 1) return checkAnimation(facts, limits);
     const declared = facts ?? declaredImageSize(format, head);
     if (declared && declared.width * declared.height > limits.maxImagePixels) {
-      throw new ConvertdError('input_too_complex', `The image declares ${declared.width} × ${declared.height} pixels, more than this service processes (${limits.maxImagePixels}): send a smaller image.`);
+      throw new ConvertdError('input_too_complex', `The image declares ${declared.width} × ${declared.height} pixels, more than this service processes (${limits.maxImagePixels.toLocaleString('en-US')} pixels): send a smaller image.`);
     }
     if (head.length >= 4 && head.readUInt32LE(0) === LOCAL_HEADER) await checkZipTotals(read, size);
   });
