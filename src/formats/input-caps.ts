@@ -13,10 +13,11 @@
 //   archive engine also holds while it streams, against the bytes that really come out.
 // The parsers only walk headers; a file they cannot follow is left to its engine, which reports
 // the damage in its own words and keeps its own checks behind these.
+import { closeSync, openSync } from 'node:fs';
 import { imageSize } from 'image-size';
 import { ConvertdError } from '../errors.ts';
 import { withReadAt, type ReadAt } from './read-at.ts';
-import { LOCAL_HEADER, zipTotals, type ByteSource } from './zip-directory.ts';
+import { fileSource, LOCAL_HEADER, zipTotals } from './zip-directory.ts';
 
 /** Frames an animation may hold, whatever the route (sharp's all-frames decoding held this before). */
 export const MAX_ANIMATION_FRAMES = 1000;
@@ -68,15 +69,17 @@ const MAX_ZIP_DIRECTORY_BYTES = 16 * 1024 * 1024;
 /** Refuses an input over a cap with input_too_complex; resolves when within them, or when nothing is known of it here. */
 export async function checkInputCaps(file: string, format: string, limits: InputCapLimits): Promise<void> {
   await withReadAt(file, async (read, size) => {
-    const head = await read(0, HEAD_BYTES);
     const animation = ANIMATIONS[format];
     const facts = animation ? await animation(read, size) : undefined;
     if (facts && facts.frames > 1) return checkAnimation(facts, limits);
-    const declared = facts ?? declaredImageSize(format, head);
+    // The head only for a format whose header is read here: a video's or a document's is not.
+    const readsHeader = HEADER_READERS[format] !== undefined || IMAGE_SIZE_KINDS[format] !== undefined;
+    const declared = facts ?? (readsHeader ? declaredImageSize(format, await read(0, HEAD_BYTES)) : undefined);
     if (declared && declared.width * declared.height > limits.maxImagePixels) {
       throw new ConvertdError('input_too_complex', `The image declares ${declared.width} × ${declared.height} pixels, more than this service processes (${limits.maxImagePixels.toLocaleString('en-US')} pixels): send a smaller image.`);
     }
-    if (head.length >= 4 && head.readUInt32LE(0) === LOCAL_HEADER) await checkZipTotals(read, size);
+    const start = await read(0, 4);
+    if (start.length === 4 && start.readUInt32LE(0) === LOCAL_HEADER) checkZipTotals(file, size);
   });
 }
 
@@ -90,18 +93,15 @@ function checkAnimation(facts: AnimationFacts, limits: InputCapLimits): void {
   }
 }
 
-/** A ZIP-packed upload's members and declared unpacked size against the archive caps. */
-async function checkZipTotals(read: ReadAt, size: number): Promise<void> {
-  // The directory lies at the end: read the tail once, then serve the walk from memory.
-  const tailStart = Math.max(0, size - MAX_ZIP_DIRECTORY_BYTES - 0x10000);
-  const tail = await read(tailStart, size - tailStart);
-  const first = await read(0, 4);
-  const source: ByteSource = {
-    size,
-    read: (position, length) => position === 0 && length <= 4 ? first.subarray(0, length)
-      : position >= tailStart ? tail.subarray(position - tailStart, position - tailStart + length) : Buffer.alloc(0),
-  };
-  const totals = zipTotals(source, MAX_ZIP_DIRECTORY_BYTES);
+/** A ZIP-packed upload's members and declared unpacked size against the archive caps: only its end record and directory are read. */
+function checkZipTotals(file: string, size: number): void {
+  const fd = openSync(file, 'r');
+  let totals: ReturnType<typeof zipTotals>;
+  try {
+    totals = zipTotals(fileSource(fd, size), MAX_ZIP_DIRECTORY_BYTES);
+  } finally {
+    closeSync(fd);
+  }
   if (!totals) return;
   const breach = tooManyMembers(totals.members) ?? tooExpanded(totals.declaredBytes, size);
   if (breach) throw breach;

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from 'file-type';
 import { packageKind } from './ooxml-shortcut.ts';
-import { bufferSource, type ByteSource } from './zip-directory.ts';
+import { bufferSource, fileSource } from './zip-directory.ts';
 import type { FormatCatalogue, FormatDefinition } from './catalogue.ts';
 
 export interface SniffResult {
@@ -46,17 +46,6 @@ async function identify(file: string): Promise<{ found: FileTypeResult | undefin
   } finally {
     closeSync(fd);
   }
-}
-
-/** Positional reads of an open file (synchronous, as above: the file was just written). */
-function fileSource(fd: number, size: number): ByteSource {
-  return {
-    size,
-    read(position, length) {
-      const buffer = Buffer.allocUnsafe(Math.max(0, Math.min(length, size - position)));
-      return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, position));
-    },
-  };
 }
 
 /**

@@ -2,6 +2,7 @@
 // declared sizes, without inflating anything. Used to identify packages (ooxml-shortcut.ts) and
 // to hold an upload's member count and unpacked size to the caps before any engine opens it
 // (input-caps.ts).
+import { readSync } from 'node:fs';
 
 /** Positional reads of a file or a buffer; a read past the end returns fewer bytes. */
 export interface ByteSource {
@@ -13,6 +14,20 @@ export const bufferSource = (buffer: Buffer): ByteSource => ({
   size: buffer.length,
   read: (position, length) => buffer.subarray(position, position + length),
 });
+
+/**
+ * Positional reads of an open file, synchronous: only the end record and the directory are read,
+ * a few kilobytes for an ordinary package, not the whole file.
+ */
+export function fileSource(fd: number, size: number): ByteSource {
+  return {
+    size,
+    read(position, length) {
+      const buffer = Buffer.allocUnsafe(Math.max(0, Math.min(length, size - position)));
+      return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, position));
+    },
+  };
+}
 
 export const LOCAL_HEADER = 0x04034b50;
 const CENTRAL_HEADER = 0x02014b50;
@@ -44,8 +59,7 @@ function endRecord(zip: ByteSource): EndRecord | undefined {
 }
 
 /** The central directory's bytes and entry count, found through the end record. */
-function centralDirectory(zip: ByteSource, maxBytes: number): { bytes: Buffer; entries: number } | undefined {
-  const end = endRecord(zip);
+function centralDirectory(zip: ByteSource, end: EndRecord | undefined, maxBytes: number): { bytes: Buffer; entries: number } | undefined {
   if (!end) return undefined;
   const { entries, size, offset } = end;
   // 0xffff / 0xffffffff mean ZIP64: not followed here.
@@ -66,9 +80,16 @@ export interface ZipMember {
 
 /** The archive's members, in the central directory's order, or undefined when it cannot be walked. */
 export function zipMembers(zip: ByteSource, maxDirectoryBytes = MAX_DIRECTORY_BYTES): ZipMember[] | undefined {
+  return startsAsZip(zip) ? walkDirectory(zip, endRecord(zip), maxDirectoryBytes) : undefined;
+}
+
+function startsAsZip(zip: ByteSource): boolean {
   const start = zip.read(0, 4);
-  if (start.length < 4 || start.readUInt32LE(0) !== LOCAL_HEADER) return undefined;
-  const directory = centralDirectory(zip, maxDirectoryBytes);
+  return start.length === 4 && start.readUInt32LE(0) === LOCAL_HEADER;
+}
+
+function walkDirectory(zip: ByteSource, end: EndRecord | undefined, maxDirectoryBytes: number): ZipMember[] | undefined {
+  const directory = centralDirectory(zip, end, maxDirectoryBytes);
   if (!directory) return undefined;
   const { bytes } = directory;
   const members: ZipMember[] = [];
@@ -97,11 +118,10 @@ export function zipMembers(zip: ByteSource, maxDirectoryBytes = MAX_DIRECTORY_BY
  * 65,535 members or more (a ZIP64 count) answers with that count alone.
  */
 export function zipTotals(zip: ByteSource, maxDirectoryBytes: number): { members: number; declaredBytes: number } | undefined {
-  const start = zip.read(0, 4);
-  if (start.length < 4 || start.readUInt32LE(0) !== LOCAL_HEADER) return undefined;
+  if (!startsAsZip(zip)) return undefined;
   const end = endRecord(zip);
   if (end?.entries === ZIP64_COUNT) return { members: ZIP64_COUNT, declaredBytes: 0 };
-  const members = zipMembers(zip, maxDirectoryBytes);
+  const members = walkDirectory(zip, end, maxDirectoryBytes);
   if (!members) return undefined;
   // A ZIP64 size (all ones here) counts as what it at least is: 4 GiB.
   return { members: members.length, declaredBytes: members.reduce((sum, member) => sum + member.uncompressed, 0) };
