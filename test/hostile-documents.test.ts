@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { strFromU8, unzipSync, zipSync } from 'fflate';
-import { convert, expectError, fetchCatalogue, mapInFlight, submit, submitOk, waitForJob } from './helpers/client.ts';
+import { convert, expectError, fetchCatalogue, finalsForTargets, submit, submitOk, waitForJob } from './helpers/client.ts';
 import { fieldRuns, handmadeDocx, MARKER, TEXT_SAMPLES } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import fs from 'node:fs/promises';
@@ -132,10 +132,7 @@ test('a PDF of 2,001 pages meets the page cap on every route that reads its page
   const category = (id: string) => catalogue.find((entry) => entry.id === id)?.category;
   const targets = catalogue.find((entry) => entry.id === 'pdf')!.targets;
   assert.ok(targets.length >= 8 && targets.includes('zip') && targets.includes('txt'), `pdf's targets: ${targets.join(' ')}`);
-  const ends = await mapInFlight(targets, 4, async (target) => {
-    const jobId = await submitOk(server.url, long, 'long.pdf', target);
-    return { target, final: (await waitForJob(server.url, jobId, { timeoutMs: 300_000 })).final };
-  });
+  const ends = await finalsForTargets(server.url, long, 'long.pdf', targets, { inFlight: 4, timeoutMs: 300_000 });
   for (const { target, final } of ends) {
     // A picture is of the first page alone (poppler renders that page only); a ZIP holds a picture of every page.
     if (category(target) === 'image') assert.equal(final.status, 'done', `${target}: ${JSON.stringify(final.error)}`);

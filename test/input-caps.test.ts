@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
 import { ARCHIVE_LIMITS, checkInputCaps, declaredImageSize, gifFacts, MAX_ANIMATION_FRAMES, webpFacts } from '../src/formats/input-caps.ts';
-import { convert, fetchCatalogue, mapInFlight, submitOk, waitForJob, type CatalogueEntry } from './helpers/client.ts';
+import { convert, fetchCatalogue, finalsForTargets, mapInFlight, type CatalogueEntry } from './helpers/client.ts';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage } from './helpers/fixtures.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
@@ -102,10 +102,7 @@ after(async () => {
 async function toEveryTarget(bytes: Buffer, filename: string, format: string) {
   const targets = catalogue.find((entry) => entry.id === format)?.targets ?? [];
   assert.ok(targets.length > 0, `${format} is listed with targets`);
-  return mapInFlight(targets, 6, async (target) => {
-    const jobId = await submitOk(server.url, bytes, filename, target);
-    return { target, final: (await waitForJob(server.url, jobId)).final };
-  });
+  return finalsForTargets(server.url, bytes, filename, targets);
 }
 
 test('a still image declaring more pixels than the cap is refused on every route, to every target, before any engine runs', async () => {
@@ -185,10 +182,7 @@ for (const source of ['gif', 'webp'] as const) {
     assert.ok(targets.length > 20, `${source} has ${targets.length} targets`);
     // Image, document and video targets alike (gif → mp4 went to ffmpeg with no frame cap).
     for (const needed of source === 'gif' ? ['png', 'pdf', 'mp4'] : ['pdf']) assert.ok(targets.includes(needed), `${source} → ${needed} listed`);
-    const answers = await mapInFlight(targets, 6, async (target) => {
-      const jobId = await submitOk(server.url, bytes, `bomb.${source}`, target);
-      return { target, final: (await waitForJob(server.url, jobId)).final };
-    });
+    const answers = await finalsForTargets(server.url, bytes, `bomb.${source}`, targets);
     for (const { target, final } of answers) {
       assert.equal(final.error?.code, 'input_too_complex', `${source} → ${target}: ${JSON.stringify(final.error ?? final.status)}`);
       // The input check's own words: no engine's cap answered instead.

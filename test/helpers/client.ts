@@ -135,3 +135,11 @@ export async function mapInFlight<T, R>(items: readonly T[], limit: number, work
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/** Sends `data` as `filename` to each target, a few jobs in flight at a time, and returns each job's final record. */
+export async function finalsForTargets(base: string, data: Uint8Array, filename: string, targets: readonly string[], { inFlight = 6, timeoutMs = 60_000 } = {}): Promise<Array<{ target: string; final: ProgressRecord }>> {
+  return mapInFlight(targets, inFlight, async (target) => {
+    const jobId = await submitOk(base, data, filename, target);
+    return { target, final: (await waitForJob(base, jobId, { timeoutMs })).final };
+  });
+}
