@@ -215,6 +215,38 @@ test('a ZIP named .cbz is a comic; named .zip, it is an archive', async () => {
   await waitForJob(server.url, asZip);
 });
 
+test('a colour comic stays in colour: its red page is red in the PDF and in the EPUB (calibre greys comics unless told not to)', { timeout: 300_000 }, async () => {
+  // A 300 × 400 page, shades of red above and of blue below, a white disc between, made by
+  // ImageMagick (a test tool here); truecolour, as scans are (calibre's border trimming fails on a
+  // page of two flat colours).
+  const dir = await tempDir();
+  execFileSync('convert', ['-size', '300x200', 'gradient:#ff2020-#b00000', '-size', '300x200', 'gradient:#2020ff-#0000b0', '-append',
+    '-fill', 'white', '-draw', 'circle 150,200 150,240', `PNG24:${path.join(dir, 'page-1.png')}`]);
+  const comic = Buffer.from(zipSync({ 'page-1.png': new Uint8Array(await fs.readFile(path.join(dir, 'page-1.png'))) }));
+  /** Mean red, green and blue of a picture's top and bottom quarters, read by Pillow. */
+  const halves = (picture: string) => JSON.parse(execFileSync('/usr/bin/python3', ['-c',
+    'import json,sys\nfrom PIL import Image, ImageStat\nim=Image.open(sys.argv[1]).convert("RGB")\nw,h=im.size\nprint(json.dumps([ImageStat.Stat(im.crop(box)).mean for box in [(0,0,w,h//4),(0,3*h//4,w,h)]]))', picture]).toString()) as [number[], number[]];
+  for (const target of ['pdf', 'epub']) {
+    const jobId = await submitOk(server.url, comic, 'colour.cbz', target);
+    const { final } = await waitForJob(server.url, jobId, { timeoutMs: 240_000 });
+    assert.equal(final.status, 'done', JSON.stringify(final.error));
+    const output = path.join(dir, `colour.${target}`);
+    await fs.writeFile(output, (await download(server.url, final.download_url!)).bytes);
+    let picture = path.join(dir, `${target}-page.png`);
+    if (target === 'pdf') {
+      execFileSync('pdftoppm', ['-png', '-r', '40', '-f', '1', '-l', '1', '-singlefile', output, picture.slice(0, -4)]);
+    } else {
+      // The page's picture: the largest one that is not the cover calibre draws of its own.
+      const [name, bytes] = Object.entries(unzipSync(new Uint8Array(await fs.readFile(output)))).filter(([entry]) => /\.(jpe?g|png)$/i.test(entry) && !/cover/i.test(entry)).sort((a, b) => b[1].length - a[1].length)[0]!;
+      picture = path.join(dir, `epub-page${path.extname(name)}`);
+      await fs.writeFile(picture, bytes);
+    }
+    const [top, bottom] = halves(picture);
+    assert.ok(top[0]! > 150 && top[2]! < 90, `${target}: the top is red (${top.map(Math.round).join(', ')})`);
+    assert.ok(bottom[2]! > 150 && bottom[0]! < 90, `${target}: the bottom is blue (${bottom.map(Math.round).join(', ')})`);
+  }
+});
+
 test('every listed pair with a new ebook format converts, checked by readers that are not calibre', { timeout: 900_000 }, async (t) => {
   const { books, pagePaths } = await samples();
   const words = wordsOf(`${TITLE} ${BODY}`);

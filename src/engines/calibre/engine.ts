@@ -159,7 +159,9 @@ export class CalibreEngine implements Engine {
     if (!INPUTS.has(from)) throw new Error(`calibre is not used to read ${from}`);
     const packedAs = CHECKED_COMICS[from];
     if (packedAs) await this.checkComic(request, packedAs);
-    const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...optionArguments(to, request.options)];
+    // calibre's comic reader turns every page grey unless told not to: a colour comic stays in colour.
+    const comic = COMICS.includes(from) ? ['--dont-grayscale'] : [];
+    const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...comic, ...optionArguments(to, request.options)];
     const result = await this.context.run(EBOOK_CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
       limits: { fileSizeBytes: limits.maxOutputBytes },
