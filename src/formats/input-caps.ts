@@ -10,12 +10,15 @@
 //   readers below for the rest that have a fixed header), held to the pixel cap;
 // - the members and declared unpacked size of anything packed as a ZIP archive (zip and cbz, but
 //   also docx, xlsx, pptx, OpenDocument, EPUB, iWork...), held to the archive caps, which the
-//   archive engine also holds while it streams, against the bytes that really come out.
+//   archive engine also holds while it streams, against the bytes that really come out;
+// - a DjVu document's pages and the size each page declares (formats/djvu-structure.ts), and
+//   whether it names files to be read from beside it (an indirect document), which is refused.
 // The parsers only walk headers; a file they cannot follow is left to its engine, which reports
 // the damage in its own words and keeps its own checks behind these.
 import { closeSync, openSync } from 'node:fs';
 import { imageSize } from 'image-size';
 import { ConvertdError } from '../errors.ts';
+import { checkDjvuStructure, readDjvuStructure } from './djvu-structure.ts';
 import { withReadAt, type ReadAt } from './read-at.ts';
 import { fileSource, LOCAL_HEADER, zipTotals } from './zip-directory.ts';
 
@@ -69,6 +72,11 @@ const MAX_ZIP_DIRECTORY_BYTES = 16 * 1024 * 1024;
 /** Refuses an input over a cap with input_too_complex; resolves when within them, or when nothing is known of it here. */
 export async function checkInputCaps(file: string, format: string, limits: InputCapLimits): Promise<void> {
   await withReadAt(file, async (read, size) => {
+    if (format === 'djvu') {
+      const structure = await readDjvuStructure(read, size);
+      if (structure) checkDjvuStructure(structure, limits);
+      return;
+    }
     const animation = ANIMATIONS[format];
     const facts = animation ? await animation(read, size) : undefined;
     if (facts && facts.frames > 1) return checkAnimation(facts, limits);
