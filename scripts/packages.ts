@@ -31,7 +31,6 @@ export const TEST_PACKAGES: readonly string[] = [
   'chromium', // the web page's end-to-end tests (driven by playwright-core)
   'wrk', // npm run bench: loads /api/progress from a process of its own
   'redis-server', // the scale-out tests' job store, queue and rate-limit counters
-  'djvulibre-bin', // c44 and djvused: the DjVu sample with a text layer (test/ebook-formats.test.ts)
   // A real S3-compatible object store for the scale-out tests: OpenStack Swift with its s3api
   // middleware (MinIO is not packaged in Debian), which needs memcached.
   'swift', 'swift-proxy', 'swift-account', 'swift-container', 'swift-object', 'memcached',

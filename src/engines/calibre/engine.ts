@@ -33,6 +33,12 @@ const WRITES = ['epub', 'mobi', 'azw3', 'fb2', 'docx', 'txt', 'pdf'];
  * the CHM reader's call into the HTML reader behind).
  */
 const LEGACY_READS = ['lit', 'lrf', 'rb', 'tcr', 'pml', 'pmlz', 'txtz', 'htmlz', 'djvu'];
+/**
+ * A DjVu's PDF and text come from the djvulibre engine: its PDF shows the pages as they look
+ * (calibre's would be the text layer set anew, without the pictures) and djvutxt reads the text
+ * layer without calibre's start. calibre makes the reflowable ebooks and docx of it.
+ */
+const DJVULIBRE_WRITES = ['pdf', 'txt'];
 /** Comic archives: pictures, so only into the formats that show pictures as pages. */
 const COMICS = ['cbz', 'cb7', 'cbc'];
 const COMIC_WRITES = ['epub', 'mobi', 'azw3', 'pdf'];
@@ -85,7 +91,7 @@ function edge(from: string, to: string, extra: Partial<ConversionEdge> = {}): Co
 const EDGES: ConversionEdge[] = [
   ...READS.flatMap((from) => WRITES.filter((to) => to !== from).map((to) => edge(from, to))),
   ...MODERN.flatMap((from) => LEGACY_WRITES.map((to) => edge(from, to, { chainable: false }))),
-  ...LEGACY_READS.flatMap((from) => WRITES.map((to) => edge(from, to, { chainable: false }))),
+  ...LEGACY_READS.flatMap((from) => WRITES.filter((to) => from !== 'djvu' || !DJVULIBRE_WRITES.includes(to)).map((to) => edge(from, to, { chainable: false }))),
   ...COMICS.flatMap((from) => COMIC_WRITES.map((to) => edge(from, to, { chainable: false }))),
 ];
 

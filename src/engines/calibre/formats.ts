@@ -1,5 +1,6 @@
 // The formats the calibre engine adds to the catalogue (id, name, category, media type, extensions,
-// and how the sniffer recognises them).
+// and how the sniffer recognises them). DjVu, whose text layer calibre also reads, is the
+// djvulibre engine's format.
 import type { FormatDefinition } from '../../formats/catalogue.ts';
 
 /**
@@ -38,11 +39,6 @@ function startsWith(magic: string): (head: Buffer) => boolean {
   return (head) => head.subarray(0, bytes.length).equals(bytes);
 }
 
-/** A DjVu file: an IFF85 form ("AT&TFORM") of type DJVU (one page) or DJVM (several). */
-function isDjvu(head: Buffer): boolean {
-  return head.toString('latin1', 0, 8) === 'AT&TFORM' && ['DJVU', 'DJVM'].includes(head.toString('latin1', 12, 16));
-}
-
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
   { id: 'epub', name: 'EPUB ebook', category: 'ebook', mediaType: 'application/epub+zip', extensions: ['epub'], detect: 'magic' },
@@ -58,7 +54,6 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'rb', name: 'Rocket eBook', category: 'ebook', mediaType: 'application/x-rocketbook', extensions: ['rb'], detect: 'magic', signature: startsWith('\xb0\x0c\xb0\x0c\x02\x00NUVO') },
   { id: 'snb', name: 'Shanda Bambook ebook', category: 'ebook', mediaType: 'application/x-snb-ebook', extensions: ['snb'], detect: 'magic', signature: startsWith('SNBP000B') },
   { id: 'tcr', name: 'Psion TCR ebook', category: 'ebook', mediaType: 'application/x-psion-tcr', extensions: ['tcr'], detect: 'magic', signature: startsWith('!!8-Bit!!') },
-  { id: 'djvu', name: 'DjVu document (text layer)', category: 'ebook', mediaType: 'image/vnd.djvu', extensions: ['djvu', 'djv'], detect: 'magic', signature: isDjvu },
   // eReader's Palm Markup Language: plain text with backslash codes, no signature.
   { id: 'pml', name: 'Palm Markup Language', category: 'ebook', mediaType: 'text/x-pml', extensions: ['pml'], detect: 'extension' },
   // ZIP and 7-Zip files of a known layout: the content is an archive, the name tells what it holds.
