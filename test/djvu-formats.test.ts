@@ -418,6 +418,20 @@ test('a document of 2,001 pages, or a page declaring more pixels than the cap, i
   }
 });
 
+test('a damaged DjVu (cut in half, cut to 16 bytes, overwritten in the middle) ends done or in corrupt_input or conversion_failed, never internal_error', async () => {
+  const book = samples['book.djvu']!;
+  const middle = Buffer.from(book);
+  middle.fill(0xff, book.length >> 1, (book.length >> 1) + 64);
+  const damaged: Record<string, Buffer> = { 'half.djvu': book.subarray(0, book.length >> 1), 'head.djvu': book.subarray(0, 16), 'middle.djvu': middle };
+  for (const [name, upload] of Object.entries(damaged)) {
+    const ends = await mapInFlight(['pdf', 'tiff', 'png', 'txt'], 4, async (target) => ({ target, final: (await job(upload, name, target)).final }));
+    for (const { target, final } of ends) {
+      if (final.status === 'done') continue;
+      assert.ok(['corrupt_input', 'conversion_failed'].includes(final.error?.code ?? ''), `${name} → ${target}: ${JSON.stringify(final.error)}`);
+    }
+  }
+});
+
 const corpusFiles = existsSync(CORPUS) ? readdirSync(CORPUS).filter((name) => name.endsWith('.djvu')).sort() : [];
 
 test('corpus: real DjVu files to pdf, png and txt', { skip: corpusFiles.length === 0 && 'no ../shared/corpus/djvu' }, async () => {
