@@ -105,7 +105,7 @@ class Walk {
       const length = header.readUInt32BE(4);
       const dataEnd = Math.min(end, at + 8 + length);
       if (id === 'INFO') {
-        const info = await this.read(at + 8, Math.min(10, dataEnd - at - 8));
+        const info = await this.read(at + 8, Math.max(0, Math.min(10, dataEnd - at - 8)));
         if (info.length >= 4) found.sizes.push(pageSize(info));
       } else if (id === 'INCL' || id === 'NDIR') {
         found.names.push(id);

@@ -4,8 +4,8 @@
 // is read in-process (formats/djvu-structure.ts, also checked for every route by
 // formats/input-caps.ts): a document that names other files (indirect, obsolete layouts, INCL in
 // a single page) is refused, and so is one past the page cap or with a page past the pixel cap;
-// then djvused counts the pages as DjVuLibre sees them, and a pixel_density is checked against the
-// largest page (docs/security.md#djvu). A DjVu without a text layer gives djvutxt nothing: that
+// then djvused counts the pages as DjVuLibre sees them, and a pixel_density is checked against
+// every page (docs/security.md#djvu). A DjVu without a text layer gives djvutxt nothing: that
 // job fails with a message saying so, rather than an empty file presented as done.
 import fs from 'node:fs/promises';
 import path from 'node:path';
