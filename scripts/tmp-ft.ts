@@ -1,2 +1,0 @@
-import { fileTypeFromFile } from 'file-type';
-console.log(await fileTypeFromFile(process.argv[2]!));
