@@ -297,6 +297,9 @@ try {
   files['settings.plist'] = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><array>${Array.from({ length: 20_000 }, (_, i) => `<dict><key>id</key><integer>${i}</integer><key>name</key><string>row ${i}</string><key>on</key>${i % 2 ? '<true/>' : '<false/>'}</dict>`).join('')}</array></plist>\n`);
   await fs.writeFile(path.join(work, 'photo.jpg'), await sharp(photo).resize(1600, 1200).toBuffer());
   run('/usr/bin/convert', ['photo.jpg', 'photo.xwd'], work);
+  // A one-page colour DjVu of the same photo (DjVuLibre's own wavelet encoder, from a PPM).
+  run('/usr/bin/convert', ['photo.jpg', 'photo.ppm'], work);
+  run('c44', ['photo.ppm', 'photo.djvu'], work);
   await fs.mkdir(path.join(work, 'sources'));
   for (let i = 0; i < 300; i++) await fs.writeFile(path.join(work, 'sources', `part-${i}.txt`), `${'Some text of part '.repeat(200)}${i}\n`);
   run('bsdtar', ['--zstd', '-cf', 'sources.tar.zst', 'sources'], work);
@@ -306,7 +309,7 @@ try {
     ...Array.from({ length: 20 }, (_, page) => [`%%Page: ${page + 1} ${page + 1}`, `72 760 moveto (Page ${page + 1}) show`,
       ...Array.from({ length: 40 }, (_, line) => `72 ${740 - line * 16} moveto (Line ${line + 1}: some words of a report drawn by the program.) show`), 'showpage'].join('\n')),
     '%%EOF', ''].join('\n'));
-  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'sources.tar.zst', 'font.ttf']) files[name] = await fs.readFile(path.join(work, name));
+  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'photo.djvu', 'sources.tar.zst', 'font.ttf']) files[name] = await fs.readFile(path.join(work, name));
   for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
 
   // 5. Start-up (measured first, on a fresh data directory).
@@ -420,6 +423,8 @@ try {
     { family: 'font (TTX)', name: 'font.ttf', target: 'ttx', bareLabel: 'fontTools ttx', bare: () => run('/usr/bin/python3', ['-m', 'fontTools.ttx', '-q', '-o', out('font.ttx'), 'font.ttf'], work) },
     { family: 'postscript', name: 'report.ps', target: 'pdf', bareLabel: 'gs -dSAFER pdfwrite', bare: () => run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dAutoRotatePages=/None', `-sOutputFile=${out('report.pdf')}`, 'report.ps'], work) },
     { family: 'audio containers', name: 'large.wav', target: 'wv', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', '-c:a', 'wavpack', out('b.wv')], work) },
+    // The engine's own JPEG quality for a PDF's colour pages (djvulibre/engine.ts PDF_QUALITY), with the verbose page log it reads.
+    { family: 'djvu', name: 'photo.djvu', target: 'pdf', bareLabel: 'ddjvu -format=pdf', bare: () => run('ddjvu', ['-verbose', '-format=pdf', '-quality=85', 'photo.djvu', out('photo.pdf')], work) },
   ];
   await fs.mkdir(out('doc'), { recursive: true });
   // A small file's figures are a few milliseconds that a moment of the machine moves as much as
