@@ -73,6 +73,11 @@ const IMAGEMAGICK_SAMPLE_ARGS: Record<string, string[]> = {
   xbm: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'], wbmp: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
   otb: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'], cals: ['-grayscale', 'Rec601Luma', '-ordered-dither', 'o8x8'],
   vicar: ['-grayscale', 'Rec601Luma', '-depth', '8'], pgx: ['-grayscale', 'Rec601Luma', '-depth', '8'],
+  // ImageMagick 6's TGA writer declares a bottom-left origin for a picture whose orientation is
+  // not set, yet writes its rows top first: Pillow, ffmpeg and the service's engine (which honours
+  // the declared origin) read such a file upside down. The engine sets the orientation itself
+  // (-auto-orient) before writing, so its TGAs are right; the sample says it explicitly.
+  tga: ['-orient', 'TopLeft'],
 };
 /** ImageMagick's coder where its name is not the format id. */
 const IMAGEMAGICK_CODER: Record<string, string> = { ras: 'SUN' };
