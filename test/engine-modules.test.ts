@@ -197,7 +197,7 @@ function fakeModule(id: string, options: { provides?: ['raster-images']; needs?:
       const edges: ConversionEdge[] = [];
       const engine: Engine = {
         id, edges, reportsProgress: false, estimateSeconds: () => 1, probe: async () => undefined, convert: async () => undefined,
-        ...(options.offers ? { capabilities: { 'raster-images': { reencode: async () => undefined, flattenOntoWhite: async () => undefined } } } : {}),
+        ...(options.offers ? { capabilities: { 'raster-images': { reencode: async () => undefined, flattenOntoWhite: async () => undefined, greymap: async () => undefined } } } : {}),
       };
       return engine;
     },

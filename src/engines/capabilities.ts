@@ -1,5 +1,5 @@
-// What engines offer each other. An engine that needs another's work (poppler's WebP pages and
-// img2pdf's flattening need sharp's sandboxed image processes) asks its context for a capability
+// What engines offer each other. An engine that needs another's work (poppler's WebP pages,
+// img2pdf's flattening and potrace's greymaps need sharp's sandboxed image processes) asks its context for a capability
 // by name, never for an engine class: any engine that provides it will do, and an engine folder is
 // imported from nowhere but the list (engines/index.ts; test/engine-modules.test.ts checks it).
 import type { ConvertRequest } from './types.ts';
@@ -12,6 +12,11 @@ export interface RasterImages {
   reencode(input: string, output: string, from: string, to: string, limits: ImageLimits, signal: AbortSignal): Promise<void>;
   /** Writes a PNG of `input` flattened onto white (for tools that refuse transparency). */
   flattenOntoWhite(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void>;
+  /**
+   * Writes a binary greymap (PGM, P5: 8-bit luminance) of `input` flattened onto white: the
+   * bitmap a tracer reads (potrace), which then thresholds it itself.
+   */
+  greymap(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void>;
 }
 
 /** One regular file of an unpacked archive. */

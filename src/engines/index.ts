@@ -24,6 +24,7 @@ export const ENGINE_MODULES: readonly AnyEngineModule[] = [
   (await import('./img2pdf/index.ts')).default,
   (await import('./calibre/index.ts')).default,
   (await import('./djvulibre/index.ts')).default,
+  (await import('./potrace/index.ts')).default,
 ];
 
 /** The module with this id (for the benchmark and tests that build one engine); throws when none has it. */

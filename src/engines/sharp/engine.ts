@@ -116,6 +116,13 @@ export class SharpEngine implements Engine, RasterImages {
     }, limits.timeoutMs, signal);
   }
 
+  /** Writes a greyscale PGM of `input` flattened onto white (potrace's bitmap, which it thresholds itself). */
+  async greymap(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void> {
+    await this.pool.convert(input, output, {
+      op: 'greymap', maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000),
+    }, limits.timeoutMs, signal);
+  }
+
   health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
     return this.pool.health();
   }

@@ -3,9 +3,9 @@
 // this module): decoding hostile images happens there, under the sandbox's memory cgroup and
 // time limit, never in the service. Its own guards come first: sharp's pixel limit, a frame cap
 // checked on the header before decoding, `failOn: 'error'` and sharp's timeout.
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
+import sharp, { type Metadata, type OutputInfo, type Sharp, type SharpOptions } from 'sharp';
 import { ConvertdError } from '../../errors.ts';
 import { MAX_ANIMATION_FRAMES } from '../../formats/input-caps.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
@@ -204,9 +204,33 @@ async function flattenOntoWhite({ input, output, maxImagePixels, timeoutSeconds 
   }
 }
 
+/**
+ * A binary PGM (P5) of the image's luminance, flattened onto white (a transparent area is
+ * background, not shape): what potrace reads. libvips does not write PGM through sharp, so its raw
+ * 8-bit grey pixels get the four-line header here; the first frame of an animation only.
+ */
+async function greymap({ input, output, maxImagePixels, timeoutSeconds }: Omit<ImageRequest, 'from' | 'to'>): Promise<void> {
+  let pixels: { data: Buffer; info: OutputInfo };
+  try {
+    pixels = await sharp(input, { failOn: 'error', limitInputPixels: maxImagePixels })
+      .timeout({ seconds: Math.max(1, timeoutSeconds) })
+      .rotate()
+      .flatten({ background: '#ffffff' }).greyscale().toColourspace('b-w').raw()
+      .toBuffer({ resolveWithObject: true });
+  } catch (error) {
+    throw classify(error, 'read');
+  }
+  const { data, info } = pixels;
+  if (info.channels !== 1 || data.length !== info.width * info.height) {
+    throw new ConvertdError('conversion_failed', `The image's grey pixels came out with ${info.channels} channels.`);
+  }
+  await writeFile(output, Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, 'latin1'), data]));
+}
+
 export const handlers: Handlers = {
   probe: () => workingFormats(),
   convert: (request) => convertImage(request as unknown as ImageRequest),
   flatten: (request) => flattenOntoWhite(request as unknown as ImageRequest),
   frames: (request) => framesToZip(request as unknown as FramesRequest),
+  greymap: (request) => greymap(request as unknown as ImageRequest),
 };
