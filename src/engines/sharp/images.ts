@@ -224,7 +224,13 @@ async function greymap({ input, output, maxImagePixels, timeoutSeconds }: Omit<I
   if (info.channels !== 1 || data.length !== info.width * info.height) {
     throw new ConvertdError('conversion_failed', `The image's grey pixels came out with ${info.channels} channels.`);
   }
-  await writeFile(output, Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, 'latin1'), data]));
+  try {
+    await writeFile(output, Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, 'latin1'), data]));
+  } catch (error) {
+    // Past RLIMIT_FSIZE (the output cap) the write fails with EFBIG: the greymap alone is larger than any result may be.
+    if ((error as NodeJS.ErrnoException).code === 'EFBIG') throw new ConvertdError('output_too_large');
+    throw error;
+  }
 }
 
 export const handlers: Handlers = {
