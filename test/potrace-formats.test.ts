@@ -38,13 +38,6 @@ const MIN_SAMPLE_SHARE = 0.9;
  */
 const BILEVEL = new Set(['pbm', 'xbm', 'wbmp', 'otb', 'cals']);
 const MIN_BILEVEL_SHARE = 0.65;
-/**
- * TGA: measured 0.75-0.79 for every target, the share of a picture upside down, though
- * ImageMagick's PNG of the same sample matches it pixel for pixel run alone. Not understood yet
- * (the suspicion: the orientation the service's ImageMagick step leaves in its PNG, which the
- * greymap step applies); held at what was measured so that it cannot get worse unseen.
- */
-const MIN_SHARE_OF: Record<string, number> = { tga: 0.72 };
 
 interface TraceFacts {
   share: number; dark: number; bbox: [number, number, number, number] | null; colour?: string;
@@ -230,7 +223,7 @@ describe('every raster format\'s sample traces to each target', { concurrency: 6
         if (!samples.has(source)) samples.set(source, sampleImage(source));
         const output = await traced(await samples.get(source)!, `sample.${source}`, target);
         const facts = await check(target, output, await origin);
-        const least = MIN_SHARE_OF[source] ?? (BILEVEL.has(source) ? MIN_BILEVEL_SHARE : MIN_SAMPLE_SHARE);
+        const least = BILEVEL.has(source) ? MIN_BILEVEL_SHARE : MIN_SAMPLE_SHARE;
         if (!(facts.share >= least)) failures.push(`${source} → ${target}: share ${facts.share.toFixed(3)}`);
         if ((target === 'dxf' || target === 'geojson') && !facts.within) failures.push(`${source} → ${target}: a vertex outside the image`);
       } catch (error) {
