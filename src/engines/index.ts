@@ -25,6 +25,7 @@ export const ENGINE_MODULES: readonly AnyEngineModule[] = [
   (await import('./calibre/index.ts')).default,
   (await import('./djvulibre/index.ts')).default,
   (await import('./potrace/index.ts')).default,
+  (await import('./tesseract/index.ts')).default,
 ];
 
 /** The module with this id (for the benchmark and tests that build one engine); throws when none has it. */

@@ -290,6 +290,8 @@ export const OPTIONS = {
   turdsize: { name: 'turdsize', type: 'integer', minimum: 0, maximum: 10_000_000, default: 2, appliesAt: 'output', description: 'Tracing: specks (and holes) of up to this many pixels are dropped, 0 keeps every one (default 2, potrace\'s own); raise it to clean up scans and noise.' },
   invert: { name: 'invert', type: 'boolean', default: false, appliesAt: 'output', description: 'Tracing: trace the light parts instead of the dark ones (for a light drawing on a dark ground).' },
   color: { name: 'color', type: 'string', pattern: '#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})', default: '#000000', appliesAt: 'output', parse: parseColour, description: 'Tracing: the one colour the traced shapes are filled with, as #rrggbb (a single-colour trace: the picture\'s own colours are not kept).' },
+  ocr: { name: 'ocr', type: 'boolean', default: false, appliesAt: 'output', description: 'Read the text of the picture (OCR) and make the PDF searchable: the picture with the text, invisible, over it.' },
+  language: { name: 'language', type: 'string', pattern: '[a-z]{3}(_[a-z]{3,4})?(\\+[a-z]{3}(_[a-z]{3,4})?){0,3}', default: 'eng', appliesAt: 'output', parse: (text) => text.toLowerCase(), description: 'Language(s) of the text to read (OCR), as Tesseract\'s codes: one, or several joined with "+" (eng+rus).' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** A contract option with some of its fields changed (narrower bounds, the values an engine offers, its own default or wording). */

@@ -69,8 +69,9 @@ const EDGES: ConversionEdge[] = [
   // page unless given a page_range, so a route's earlier step is asked for page 1 only.
   ...Object.keys(IMAGE_TARGETS).map((to) => ({ from: 'pdf', to, cost: 2, endsRoute: true, firstPageOnly: true, options: IMAGE_OPTIONS })),
   // Every page (of a page_range) in a ZIP: after LibreOffice, every page or slide of a document.
-  // A document's pages, not an image wrapped in a one-page PDF by img2pdf (every image would list zip).
-  { from: 'pdf', to: 'zip', cost: 3, endsRoute: true, options: ZIP_OPTIONS, notAfter: ['img2pdf'] },
+  // A document's pages, not an image wrapped in a one-page PDF by img2pdf (every image would list
+  // zip), nor a TIFF's pages OCR'd into a PDF by tesseract only to be drawn again as pictures.
+  { from: 'pdf', to: 'zip', cost: 3, endsRoute: true, options: ZIP_OPTIONS, notAfter: ['img2pdf', 'tesseract'] },
   // Text and HTML of a PDF make sense for an uploaded PDF only: chained after an image → PDF step
   // they would be empty.
   { from: 'pdf', to: 'txt', cost: 2, chainable: false },

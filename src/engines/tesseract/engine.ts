@@ -1,0 +1,239 @@
+// OCR with Tesseract 5: an image's text as plain text (txt) or as hOCR (the words with their
+// boxes, XHTML), and the searchable PDF (the picture with an invisible text layer), asked for as
+// target pdf with option ocr=true.
+//
+// Which decoder reads the upload: leptonica (inside tesseract) reads only TIFF, for its pages,
+// after the pages and each page's declared size were read here from the TIFF's directories
+// (tiffPages: past MAX_TIFF_PAGES pages or a page past the pixel cap, refused before tesseract
+// starts). Every other image (png, jpg, webp, gif) is first written anew as a flat PNG by sharp's
+// sandboxed processes ('raster-images', flattenOntoWhite: transparency onto white, which
+// tesseract would otherwise read as black), so leptonica decodes only PNGs our sharp wrote.
+//
+// Routes. txt and hocr are `chainable: false`: only an uploaded png, jpg, webp, gif or tiff is
+// read, never a picture some other route made (png is reached by ~45 formats in up to three
+// steps; each would have gained two OCR targets to prove by a test, for conversions nobody asks
+// of a PCX or a DDS). The searchable PDF (png, tiff → pdf) costs more than img2pdf's picture PDF
+// (2), so a client sending only file and target keeps img2pdf; sending ocr=true moves the job here
+// (the planner takes the route applying most options). It may follow sharp (jpg, webp, gif → png
+// → pdf with ocr=true). It is not marked endsRoute, yet never becomes the middle of a longer route:
+// ocr and language shape the output, so only a route's last step counts for them, and without them
+// img2pdf's way is cheaper. (Marked endsRoute, it hid tiff → pdf → pdfa: the planner's target walk
+// follows a format from the engine that first reached it.)
+// ocr=false on that route is refused (422): it would otherwise bring the job here for a PDF
+// without text, which tesseract does not write; leaving the option out gives that PDF.
+//
+// Start cost, measured with `tesseract tiny.png -` (80 × 30 pixels, eng) on the loaded 2-core
+// machine: 1.2-1.6 s wall, 0.30-0.40 s of CPU, 35 MB (43 MB with eng+rus); a page of text takes
+// one to a few seconds more. The start is a small share of a page's recognition: no warm pool.
+// OMP_THREAD_LIMIT=1: tesseract's OpenMP threads would otherwise take every core for one job.
+//
+// Left: page_range (tesseract reads a TIFF's pages all or one, tessedit_page_number), pdf → txt
+// through page pictures (ocrmypdf's work; ocrmypdf is not used), BMP and the other raster
+// formats (convert to png first).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ConvertdError } from '../../errors.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { RasterImages } from '../capabilities.ts';
+import type { EngineContext } from '../module.ts';
+import { booleanOption, narrow, OPTIONS, OptionError, type StepOptions, type StringSpec } from '../options.ts';
+import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
+import { MAX_TIFF_PAGES, readTiffPages } from './tiff-pages.ts';
+
+const TESSERACT = '/usr/bin/tesseract';
+
+/** Languages joined with `+` in one `language` value, at most: each adds its model's load and a pass. */
+export const MAX_LANGUAGES = 4;
+/** Not a language: the orientation and script detector's data, which --list-langs lists too. */
+const NOT_LANGUAGES = new Set(['osd', 'equ']);
+/** A language code as tessdata names them: eng, chi_sim, script/Latin is not offered. */
+const CODE = /^[a-z]{3}(_[a-z]{3,4})?$/;
+const DEFAULT_LANGUAGE = 'eng';
+
+/** A tiny picture of the word "probe" (80 × 30, DejaVu Sans 20 px) for the start-up probe. */
+const PROBE_SAMPLE = 'iVBORw0KGgoAAAANSUhEUgAAAFAAAAAeCAAAAACeKMZtAAABr0lEQVR42u2WvUtbURiHn5t4LcHSqNUotQqCFEEURASxfnSyg2AHt4KazjqVFpfSKaJ/gjgptJJJB8FJAtVBBSEplkK1DWiriPiBDeIH6M/h3iR6DbdD3cy7XM57Hp5zuL/D4RjibstDVpgV2hUzgtl/6C6MGcF49+O8tog92Hgd8CwRbn3kqx05s8k0wGJ3aW5ZMJ7ZKEmK8jIA4J22BiXA4nsLaD93AmPWLvJXlaGSQp7N/f3RQ9GxFIXaSELzmMOb+5OFDDmA72bpxPbpr3e0uAnNNUl6TliK4tuUFOSDJM1Q6QAGWJAkdbLjIrRWG2VQivJCkupYlyQFOLwJNOD1ejwGsJxBmEy5DIAnHAGUAxzZvadWLw3sc3FxeSngPEMmOfZ3C4Bt/Kno/WxVAfyxemnAz0bFv8/h8k+Az9SnZuqZAJjdrcy/CTQx6nYQkylXRxJrb+yU+yTpC+bw74NwESEH8C3H6P+a2FsJdbml3FEM4J1SSqi31oqtZ05g3LRmatyEfeuvCnwtc7om1Kfmhw9qQie3AMV6K3KLGz/GXYW6o7qH15eRfTn8d10BGSDu5seyoRQAAAAASUVORK5CYII=';
+
+const OCR_OPTION = narrow(OPTIONS.ocr, {
+  description: 'true: the PDF holds the picture and, invisible over it, the text Tesseract read (a searchable PDF). Without it, png and jpg become a picture PDF through img2pdf.',
+});
+
+/** The tesseract config each target names (its output is `<base>.<config's extension>`). */
+const CONFIGS: Readonly<Record<string, { config: string; extension: string }>> = {
+  txt: { config: 'txt', extension: 'txt' },
+  hocr: { config: 'hocr', extension: 'hocr' },
+  pdf: { config: 'pdf', extension: 'pdf' },
+};
+
+/**
+ * `language` for the languages installed: one code or several joined with `+`, each one of
+ * `installed`, none twice, at most MAX_LANGUAGES. The pattern lists them, so the descriptor shows
+ * what this server has; the parse checks again and returns the codes joined, built from our list.
+ */
+export function languageOption(installed: readonly string[]): StringSpec {
+  const codes = installed.filter((code) => CODE.test(code));
+  const one = codes.length > 0 ? `(${codes.join('|')})` : '[a-z]{3}(_[a-z]{3,4})?';
+  return {
+    ...OPTIONS.language,
+    default: DEFAULT_LANGUAGE,
+    pattern: `${one}(\\+${one}){0,${MAX_LANGUAGES - 1}}`,
+    description: `The language(s) of the text, as Tesseract's codes: one, or up to ${MAX_LANGUAGES} joined with "+" (eng+rus). Installed here: ${codes.length > 0 ? codes.join(', ') : 'found when the service starts'}. Default ${DEFAULT_LANGUAGE}.`,
+    parse(text: string): string {
+      const wanted = text.toLowerCase().split('+');
+      if (wanted.length > MAX_LANGUAGES) throw new OptionError(`at most ${MAX_LANGUAGES} languages joined with "+".`);
+      const chosen = wanted.map((code) => {
+        const found = codes.find((known) => known === code);
+        if (found === undefined) throw new OptionError(`"${code.slice(0, 20)}" is not an installed language (${codes.join(', ')}).`);
+        return found;
+      });
+      if (new Set(chosen).size !== chosen.length) throw new OptionError('a language is named twice.');
+      return chosen.join('+');
+    },
+  };
+}
+
+/** ocr=false would bring the job to this route for a PDF without text: refused before the job exists. */
+function ocrMustBeTrue(options: StepOptions): void {
+  if (booleanOption(options, 'ocr') !== false) return;
+  throw new ConvertdError('invalid_option', 'Option "ocr": false is what the conversion does without it (a picture PDF, through img2pdf): leave the option out, or send ocr=true for a searchable PDF.', { option: 'ocr', reason: 'false is the default route: leave the option out', values: [true] });
+}
+
+/** The formats read as uploads (all but tiff through sharp's PNG first). */
+const TEXT_SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff'];
+
+export function tesseractEdges(languages: readonly string[]): ConversionEdge[] {
+  const language = languageOption(languages);
+  const text = TEXT_SOURCES.flatMap((from) => ['txt', 'hocr'].map((to): ConversionEdge => ({ from, to, cost: 6, chainable: false, options: [language] })));
+  const pdf = TEXT_SOURCES.map((from): ConversionEdge => ({ from, to: 'pdf', cost: 8, options: [OCR_OPTION, language], checkOptions: ocrMustBeTrue }));
+  return [...text, ...pdf];
+}
+
+export class TesseractEngine implements Engine {
+  readonly id = 'tesseract';
+  /** OCR of a page takes seconds; a TIFF of MAX_TIFF_PAGES pages many minutes. */
+  readonly timeoutSeconds = 900;
+  /** Per page of a TIFF (tesseract's "Page n" lines); an image is one step. */
+  readonly reportsProgress = true;
+  private readonly context: EngineContext<unknown>;
+  private readonly images: RasterImages;
+  /** The languages `tesseract --list-langs` found at the probe (or remembered from it). */
+  private languages: readonly string[] = [];
+  private declared: readonly ConversionEdge[] = tesseractEdges([]);
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+    this.images = context.use('raster-images');
+  }
+
+  get edges(): readonly ConversionEdge[] {
+    return this.declared;
+  }
+
+  /** The languages found are the probe's fact; the edges (their `language` option) are built from them. */
+  readonly probeMemory = {
+    found: (): unknown => ({ languages: this.languages }),
+    restore: async (facts: unknown): Promise<readonly ConversionEdge[] | undefined> => {
+      const languages = (facts as { languages?: unknown } | undefined)?.languages;
+      if (!Array.isArray(languages) || !languages.every((code) => typeof code === 'string' && CODE.test(code)) || !languages.includes(DEFAULT_LANGUAGE)) return undefined;
+      return this.useLanguages(languages as string[]);
+    },
+  };
+
+  estimateSeconds(inputBytes: number): number {
+    return 3 + inputBytes / 200_000;
+  }
+
+  /** Lists the languages, then reads the word in the embedded picture into each target's format. */
+  async probe(): Promise<readonly ConversionEdge[]> {
+    const { run, withScratchDir } = this.context;
+    return withScratchDir(async (dir) => {
+      const options = { cwd: dir, timeoutMs: 60_000, env: { OMP_THREAD_LIMIT: '1' }, captureStdout: true };
+      const list = await run(TESSERACT, ['--list-langs'], options);
+      if (list.exitCode !== 0) throw new Error(`tesseract --list-langs failed: ${lastErrorLine(list.stderr)}`);
+      const languages = list.stdout.split('\n').map((line) => line.trim()).filter((code) => CODE.test(code) && !NOT_LANGUAGES.has(code)).sort();
+      if (!languages.includes(DEFAULT_LANGUAGE)) throw new Error(`tesseract has no "${DEFAULT_LANGUAGE}" language data (tesseract-ocr-eng); it lists ${languages.join(', ') || 'none'}`);
+      await fs.writeFile(path.join(dir, 'probe.png'), Buffer.from(PROBE_SAMPLE, 'base64'));
+      const result = await run(TESSERACT, ['./probe.png', './probe', '-l', DEFAULT_LANGUAGE, 'txt', 'hocr', 'pdf'], options);
+      if (result.exitCode !== 0) throw new Error(`tesseract did not read the probe picture: ${lastErrorLine(result.stderr)}`);
+      const read = async (file: string) => fs.readFile(path.join(dir, file), 'latin1').catch(() => '');
+      const works = new Set<string>();
+      if ((await read('probe.txt')).toLowerCase().includes('probe')) works.add('txt');
+      if (/class=.ocrx_word[^>]*>probe</i.test(await read('probe.hocr'))) works.add('hocr');
+      if ((await read('probe.pdf')).startsWith('%PDF-')) works.add('pdf');
+      if (works.size === 0) throw new Error('tesseract read nothing of the probe picture');
+      return this.useLanguages(languages).filter((edge) => works.has(edge.to));
+    });
+  }
+
+  private useLanguages(languages: readonly string[]): readonly ConversionEdge[] {
+    this.languages = languages;
+    this.declared = tesseractEdges(languages);
+    return this.declared;
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { from, to, workDir, limits, signal, output } = request;
+    const target = CONFIGS[to];
+    if (!target) throw new ConvertdError('conversion_failed', `tesseract does not write ${to}.`);
+    const language = typeof request.options['language'] === 'string' ? request.options['language'] : DEFAULT_LANGUAGE;
+    // Checked again here (a job stored before a restart, with other languages installed since).
+    const codes = language.split('+');
+    if (!codes.every((code) => this.languages.includes(code))) {
+      throw new ConvertdError('invalid_option', `Option "language": "${language}" is not installed here (${this.languages.join(', ')}).`, { option: 'language', reason: 'not installed' });
+    }
+    let source = request.input;
+    let pages = 1;
+    if (from === 'tiff') {
+      pages = await tiffPageCount(source, limits);
+    } else {
+      source = path.join(workDir, 'ocr-page.png');
+      await this.images.flattenOntoWhite(request.input, source, limits, signal);
+      request.onProgress(0.05);
+    }
+    const base = path.join(workDir, 'ocr-out');
+    const written = `${base}.${target.extension}`;
+    try {
+      let done = 0;
+      const result = await this.context.run(TESSERACT, [`./${path.basename(source)}`, `./${path.basename(base)}`, '-l', codes.join('+'), target.config], {
+        cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: { OMP_THREAD_LIMIT: '1' },
+        limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+        // "Page 2" when it starts a TIFF's second page: the first is done.
+        onStderrLine: (line) => {
+          if (/^Page \d+$/.test(line.trim()) && pages > 1) request.onProgress(0.05 + 0.95 * done++ / pages);
+        },
+      });
+      if (result.exitCode !== 0) {
+        const detail = failureOf(result.stderr);
+        const unreadable = /Error in (pixRead|findFileFormat|pixReadStream|tiff|pixReadMem)|Unsupported image type|Error during processing/i.test(result.stderr);
+        throw new ConvertdError(unreadable ? 'corrupt_input' : 'conversion_failed', `Tesseract could not ${unreadable ? 'read the image' : 'read the text'} (${detail || (result.exitCode === null ? `killed by ${result.signal}` : `exit ${result.exitCode}`)}).`);
+      }
+      await fs.rename(written, output).catch(() => {
+        throw new ConvertdError('conversion_failed', `Tesseract wrote no ${to} (${failureOf(result.stderr) || 'no message'}).`);
+      });
+    } finally {
+      await fs.rm(written, { force: true });
+      if (source !== request.input) await fs.rm(source, { force: true });
+    }
+  }
+}
+
+/** The pages of a TIFF, each within the pixel cap, at most MAX_TIFF_PAGES: input_too_complex otherwise. */
+async function tiffPageCount(file: string, limits: EngineLimits): Promise<number> {
+  const found = await readTiffPages(file, MAX_TIFF_PAGES + 1);
+  if (!found) throw new ConvertdError('corrupt_input', 'The file is not a TIFF this service can read (its header or page directory is damaged).');
+  if (found.length > MAX_TIFF_PAGES) {
+    throw new ConvertdError('input_too_complex', `The TIFF has more than ${MAX_TIFF_PAGES} pages; this service reads the text of TIFFs of up to ${MAX_TIFF_PAGES} pages.`);
+  }
+  for (const [index, page] of found.entries()) {
+    if (page.width * page.height > limits.maxImagePixels) {
+      throw new ConvertdError('input_too_complex', `Page ${index + 1} of the TIFF is ${page.width} × ${page.height} pixels, more than this service's limit of ${limits.maxImagePixels}.`);
+    }
+  }
+  return found.length;
+}
+
+/** The last line of tesseract's that says what went wrong (it also prints "Estimating resolution as 300", "Page 2"). */
+function failureOf(stderr: string): string {
+  const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line && !/^(Estimating resolution|Page \d+$|Tesseract Open Source|Warning\. Invalid resolution)/.test(line));
+  return (lines.at(-1) ?? lastErrorLine(stderr)).slice(0, 300);
+}
+
