@@ -54,7 +54,7 @@ const DEFAULT_LANGUAGE = 'eng';
 const PROBE_SAMPLE = 'iVBORw0KGgoAAAANSUhEUgAAAFAAAAAeCAAAAACeKMZtAAABr0lEQVR42u2WvUtbURiHn5t4LcHSqNUotQqCFEEURASxfnSyg2AHt4KazjqVFpfSKaJ/gjgptJJJB8FJAtVBBSEplkK1DWiriPiBDeIH6M/h3iR6DbdD3cy7XM57Hp5zuL/D4RjibstDVpgV2hUzgtl/6C6MGcF49+O8tog92Hgd8CwRbn3kqx05s8k0wGJ3aW5ZMJ7ZKEmK8jIA4J22BiXA4nsLaD93AmPWLvJXlaGSQp7N/f3RQ9GxFIXaSELzmMOb+5OFDDmA72bpxPbpr3e0uAnNNUl6TliK4tuUFOSDJM1Q6QAGWJAkdbLjIrRWG2VQivJCkupYlyQFOLwJNOD1ejwGsJxBmEy5DIAnHAGUAxzZvadWLw3sc3FxeSngPEMmOfZ3C4Bt/Kno/WxVAfyxemnAz0bFv8/h8k+Az9SnZuqZAJjdrcy/CTQx6nYQkylXRxJrb+yU+yTpC+bw74NwESEH8C3H6P+a2FsJdbml3FEM4J1SSqi31oqtZ05g3LRmatyEfeuvCnwtc7om1Kfmhw9qQie3AMV6K3KLGz/GXYW6o7qH15eRfTn8d10BGSDu5seyoRQAAAAASUVORK5CYII=';
 
 const OCR_OPTION = narrow(OPTIONS.ocr, {
-  description: 'true: the PDF holds the picture and, invisible over it, the text Tesseract read (a searchable PDF). Without it, png and jpg become a picture PDF through img2pdf.',
+  description: 'true: the PDF holds the picture and, invisible over it, the text Tesseract read (a searchable PDF). Without it, the image becomes a picture PDF without text (img2pdf, as before).',
 });
 
 /** The tesseract config each target names (its output is `<base>.<config's extension>`). */
