@@ -309,7 +309,15 @@ try {
     ...Array.from({ length: 20 }, (_, page) => [`%%Page: ${page + 1} ${page + 1}`, `72 760 moveto (Page ${page + 1}) show`,
       ...Array.from({ length: 40 }, (_, line) => `72 ${740 - line * 16} moveto (Line ${line + 1}: some words of a report drawn by the program.) show`), 'showpage'].join('\n')),
     '%%EOF', ''].join('\n'));
-  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'photo.djvu', 'sources.tar.zst', 'font.ttf']) files[name] = await fs.readFile(path.join(work, name));
+  // A page of text for OCR: twenty lines of 28 px DejaVu Sans on a 1240 × 1754 page (A4 at 150 dpi).
+  run('/usr/bin/python3', ['-c', [
+    'from PIL import Image, ImageDraw, ImageFont',
+    "font = ImageFont.truetype('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', 28)",
+    "page = Image.new('L', (1240, 1754), 'white'); draw = ImageDraw.Draw(page)",
+    "for i in range(20): draw.text((90, 120 + i * 60), f'Line {i + 1}: some words of a scanned report to read.', font=font, fill='black')",
+    "page.save('page.png')",
+  ].join('\n')], work);
+  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'photo.djvu', 'sources.tar.zst', 'font.ttf', 'page.png']) files[name] = await fs.readFile(path.join(work, name));
   for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
 
   // 5. Start-up (measured first, on a fresh data directory).
@@ -422,6 +430,8 @@ try {
     } },
     { family: 'font (TTX)', name: 'font.ttf', target: 'ttx', bareLabel: 'fontTools ttx', bare: () => run('/usr/bin/python3', ['-m', 'fontTools.ttx', '-q', '-o', out('font.ttx'), 'font.ttf'], work) },
     { family: 'postscript', name: 'report.ps', target: 'pdf', bareLabel: 'gs -dSAFER pdfwrite', bare: () => run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dAutoRotatePages=/None', `-sOutputFile=${out('report.pdf')}`, 'report.ps'], work) },
+    // The engine flattens the upload to PNG through sharp first, then runs tesseract with one OpenMP thread.
+    { family: 'OCR', name: 'page.png', target: 'txt', bareLabel: 'tesseract (OMP_THREAD_LIMIT=1)', bare: () => run('/usr/bin/env', ['OMP_THREAD_LIMIT=1', 'tesseract', 'page.png', out('page'), 'txt'], work) },
     { family: 'audio containers', name: 'large.wav', target: 'wv', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', '-c:a', 'wavpack', out('b.wv')], work) },
     // The engine's own JPEG quality for a PDF's colour pages (djvulibre/engine.ts PDF_QUALITY), with the verbose page log it reads.
     { family: 'djvu', name: 'photo.djvu', target: 'pdf', bareLabel: 'ddjvu -format=pdf', bare: () => run('ddjvu', ['-verbose', '-format=pdf', '-quality=85', 'photo.djvu', out('photo.pdf')], work) },
