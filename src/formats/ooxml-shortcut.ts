@@ -1,6 +1,7 @@
 // ZIP packages identified from their central directory: Office Open XML files (docx, xlsx, pptx and
-// their kin), as a shortcut, and Apple iWork documents (Keynote, Pages, Numbers), which file-type
-// cannot tell apart in most of their layouts (see iworkKind below).
+// their kin), as a shortcut, Apple iWork documents (Keynote, Pages, Numbers), which file-type
+// cannot tell apart in most of their layouts (see iworkKind below), and XPS and OpenXPS documents,
+// which file-type calls plain "zip" (see xpsKind below).
 //
 // file-type reads a ZIP archive entry by entry from the front, as a stream would, and decides an
 // OOXML file by its [Content_Types].xml. LibreOffice writes that entry last, and writes every entry
@@ -263,8 +264,33 @@ function iworkKind(zip: ByteSource, members: readonly ZipMember[]): FileTypeResu
   return undefined;
 }
 
+// XPS (Microsoft's XML Paper Specification) and OpenXPS (Ecma-388) are Open Packaging Conventions
+// packages like OOXML, but their [Content_Types].xml names no main part file-type knows. What makes
+// a package a fixed-layout document is the package relationship (_rels/.rels) whose type is
+// ".../fixedrepresentation", pointing at the FixedDocumentSequence: Microsoft's namespace for XPS,
+// Ecma's for OpenXPS (the content types of the parts are the same in both, so they cannot decide).
+// A relationship is read, not a member name guessed: the sequence part may be named anything
+// (FixedDocSeq.fdseq, FixedDocumentSequence.fdseq), and a package need not list its parts in order.
+
+const XPS: FileTypeResult = { ext: 'xps', mime: 'application/vnd.ms-xpsdocument' } as FileTypeResult;
+const OXPS: FileTypeResult = { ext: 'oxps', mime: 'application/oxps' } as FileTypeResult;
+/** A package relationships part larger than this is no XPS document's (theirs list two or three). */
+const MAX_RELATIONSHIPS_BYTES = 256 * 1024;
+const FIXED_REPRESENTATION = /\bType\s*=\s*["']http:\/\/schemas\.(microsoft\.com\/xps\/2005\/06|openxps\.org\/oxps\/v1\.0)\/fixedrepresentation["']/;
+
+/** XPS or OpenXPS by the fixed-representation relationship of the package, or undefined. */
+function xpsKind(zip: ByteSource, members: readonly ZipMember[]): FileTypeResult | undefined {
+  // Part names are case-insensitive in a package (ECMA-376 part 2, 9.1.1.1).
+  const relationships = members.find((member) => member.name.toLowerCase() === '_rels/.rels');
+  const xml = relationships && memberWhole(zip, relationships, MAX_RELATIONSHIPS_BYTES);
+  const type = xml && FIXED_REPRESENTATION.exec(xml.toString('utf8'));
+  if (!type) return undefined;
+  return type[1] === 'openxps.org/oxps/v1.0' ? OXPS : XPS;
+}
+
 /**
- * What the archive's central directory shows it to be: an iWork document, or an OOXML kind by its
+ * What the archive's central directory shows it to be: an iWork document, an XPS or OpenXPS
+ * document by its package relationship, or an OOXML kind by its
  * [Content_Types].xml alone (ooxmlKind); undefined leaves the decision to file-type's walk.
  */
 export async function packageKind(zip: ByteSource): Promise<FileTypeResult | undefined> {
@@ -274,6 +300,8 @@ export async function packageKind(zip: ByteSource): Promise<FileTypeResult | und
     if (!members) return undefined;
     const iwork = iworkKind(zip, members);
     if (iwork) return iwork;
+    const xps = xpsKind(zip, members);
+    if (xps) return xps;
   } catch {
     // A damaged member (a deflate or Snappy error, a lying size): file-type's walk decides, as below.
   }

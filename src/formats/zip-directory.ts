@@ -38,6 +38,12 @@ const MAX_COMMENT_BYTES = 0xffff;
 const MAX_DIRECTORY_BYTES = 4 * 1024 * 1024;
 /** The end record's count when the real one is in a ZIP64 record (65,535 members or more). */
 const ZIP64_COUNT = 0xffff;
+const ZIP64_LOCATOR = 0x07064b50;
+const ZIP64_LOCATOR_BYTES = 20;
+const ZIP64_END_OF_CENTRAL_DIRECTORY = 0x06064b50;
+const ZIP64_RECORD_BYTES = 56;
+/** A central directory entry's extra field holding its 64-bit sizes and offset. */
+const ZIP64_EXTRA = 0x0001;
 
 /** What the end record says: how many members, and where their directory lies. */
 interface EndRecord {
@@ -53,16 +59,35 @@ function endRecord(zip: ByteSource): EndRecord | undefined {
   const tail = zip.read(tailStart, zip.size - tailStart);
   for (let at = tail.length - END_RECORD_BYTES; at >= 0; at--) {
     if (tail.readUInt32LE(at) !== END_OF_CENTRAL_DIRECTORY) continue;
-    return { entries: tail.readUInt16LE(at + 10), size: tail.readUInt32LE(at + 12), offset: tail.readUInt32LE(at + 16), at: tailStart + at };
+    const record = { entries: tail.readUInt16LE(at + 10), size: tail.readUInt32LE(at + 12), offset: tail.readUInt32LE(at + 16), at: tailStart + at };
+    const zip64 = record.entries === ZIP64_COUNT || record.size === 0xffffffff || record.offset === 0xffffffff;
+    return (zip64 && zip64EndRecord(zip, record.at)) || record;
   }
   return undefined;
+}
+
+/**
+ * The ZIP64 end record, through the locator just before the end record: XPS printers (and other
+ * writers) mark the end record as ZIP64 whatever the archive's size, the real count, size and
+ * offset of the directory being there. Undefined when there is none or it does not hold together
+ * (the end record's markers then stand: a count of 65,535, a directory not followed).
+ */
+function zip64EndRecord(zip: ByteSource, endAt: number): EndRecord | undefined {
+  const locator = zip.read(endAt - ZIP64_LOCATOR_BYTES, ZIP64_LOCATOR_BYTES);
+  if (endAt < ZIP64_LOCATOR_BYTES || locator.length < ZIP64_LOCATOR_BYTES || locator.readUInt32LE(0) !== ZIP64_LOCATOR) return undefined;
+  const recordAt = Number(locator.readBigUInt64LE(8));
+  if (recordAt + ZIP64_RECORD_BYTES > endAt - ZIP64_LOCATOR_BYTES) return undefined;
+  const record = zip.read(recordAt, ZIP64_RECORD_BYTES);
+  if (record.length < ZIP64_RECORD_BYTES || record.readUInt32LE(0) !== ZIP64_END_OF_CENTRAL_DIRECTORY) return undefined;
+  const [entries, size, offset] = [record.readBigUInt64LE(32), record.readBigUInt64LE(40), record.readBigUInt64LE(48)].map(Number) as [number, number, number];
+  return { entries, size, offset, at: recordAt };
 }
 
 /** The central directory's bytes and entry count, found through the end record. */
 function centralDirectory(zip: ByteSource, end: EndRecord | undefined, maxBytes: number): { bytes: Buffer; entries: number } | undefined {
   if (!end) return undefined;
   const { entries, size, offset } = end;
-  // 0xffff / 0xffffffff mean ZIP64: not followed here.
+  // 0xffff / 0xffffffff left here mean a ZIP64 end record that could not be followed.
   if (entries === ZIP64_COUNT || offset === 0xffffffff || size > maxBytes || offset + size > end.at) return undefined;
   return { bytes: zip.read(offset, size), entries };
 }
@@ -99,23 +124,46 @@ function walkDirectory(zip: ByteSource, end: EndRecord | undefined, maxDirectory
     const nameBytes = bytes.readUInt16LE(at + 28);
     const next = at + 46 + nameBytes + bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32);
     if (next > bytes.length) return undefined;
-    members.push({
+    const member = {
       name: bytes.toString('latin1', at + 46, at + 46 + nameBytes),
       method: bytes.readUInt16LE(at + 10),
       crc: bytes.readUInt32LE(at + 16),
       compressed: bytes.readUInt32LE(at + 20),
       uncompressed: bytes.readUInt32LE(at + 24),
       local: bytes.readUInt32LE(at + 42),
-    });
+    };
+    members.push(withZip64Fields(member, bytes.subarray(at + 46 + nameBytes, at + 46 + nameBytes + bytes.readUInt16LE(at + 30))));
     at = next;
   }
   return members;
 }
 
 /**
+ * A member's sizes and offset from its ZIP64 extra field, for those its entry marks as there
+ * (0xffffffff), in the order the format gives them; a value past what a number holds exactly, or
+ * a field too short, leaves the marker (4 GiB or more; a local header not found).
+ */
+function withZip64Fields(member: ZipMember, extra: Buffer): ZipMember {
+  const marked = (['uncompressed', 'compressed', 'local'] as const).filter((field) => member[field] === 0xffffffff);
+  if (marked.length === 0) return member;
+  for (let at = 0; at + 4 <= extra.length; at += 4 + extra.readUInt16LE(at + 2)) {
+    if (extra.readUInt16LE(at) !== ZIP64_EXTRA) continue;
+    const data = extra.subarray(at + 4, at + 4 + extra.readUInt16LE(at + 2));
+    const found: Partial<Record<(typeof marked)[number], number>> = {};
+    marked.forEach((field, i) => {
+      if (data.length < (i + 1) * 8) return;
+      const value = data.readBigUInt64LE(i * 8);
+      if (value <= BigInt(Number.MAX_SAFE_INTEGER)) found[field] = Number(value);
+    });
+    return { ...member, ...found };
+  }
+  return member;
+}
+
+/**
  * How many members a ZIP archive has and how many bytes they declare unpacked, from its central
  * directory; undefined when it is no ZIP archive or its directory cannot be walked. An archive of
- * 65,535 members or more (a ZIP64 count) answers with that count alone.
+ * 65,535 members or more whose ZIP64 end record cannot be followed answers with that count alone.
  */
 export function zipTotals(zip: ByteSource, maxDirectoryBytes: number): { members: number; declaredBytes: number } | undefined {
   if (!startsAsZip(zip)) return undefined;
