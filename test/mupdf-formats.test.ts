@@ -194,6 +194,44 @@ test('XPS and OpenXPS are told from other ZIP packages by their content, whateve
   }
 });
 
+/**
+ * The package with its end record marked ZIP64, as XPS printers write it whatever the size: the
+ * real count, size and offset of the directory in a ZIP64 end record, found through its locator.
+ */
+function withZip64End(zip: Buffer): Buffer {
+  const end = zip.length - 22;
+  assert.equal(zip.readUInt32LE(end), 0x06054b50, 'fflate writes no archive comment');
+  const record = Buffer.alloc(56);
+  record.writeUInt32LE(0x06064b50, 0);
+  record.writeBigUInt64LE(44n, 4); // the size of the rest of the record
+  record.writeUInt16LE(45, 12);
+  record.writeUInt16LE(45, 14);
+  record.writeBigUInt64LE(BigInt(zip.readUInt16LE(end + 8)), 24);
+  record.writeBigUInt64LE(BigInt(zip.readUInt16LE(end + 10)), 32);
+  record.writeBigUInt64LE(BigInt(zip.readUInt32LE(end + 12)), 40);
+  record.writeBigUInt64LE(BigInt(zip.readUInt32LE(end + 16)), 48);
+  const locator = Buffer.alloc(20);
+  locator.writeUInt32LE(0x07064b50, 0);
+  locator.writeBigUInt64LE(BigInt(end), 8);
+  locator.writeUInt32LE(1, 16);
+  const marked = Buffer.from(zip.subarray(end));
+  marked.writeUInt16LE(0xffff, 8);
+  marked.writeUInt16LE(0xffff, 10);
+  marked.writeUInt32LE(0xffffffff, 12);
+  marked.writeUInt32LE(0xffffffff, 16);
+  return Buffer.concat([zip.subarray(0, end), record, locator, marked]);
+}
+
+test('a package whose end record is marked ZIP64 is an XPS too, held to the archive caps by its real count', async () => {
+  const zip64 = withZip64End(samples['book.xps']!);
+  // A valid archive to another reader: Python's zipfile follows the ZIP64 record.
+  run('/usr/bin/python3', ['-c', 'import io, sys, zipfile\nassert zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read())).testzip() is None'], zip64);
+  const { final, file } = await job(zip64, 'upload.zip', 'pdf');
+  assert.equal(final.source, 'xps');
+  assert.equal(final.status, 'done', JSON.stringify(final.error));
+  assert.equal(pdfPages(file!), 3);
+});
+
 test('xps → every listed target (and oxps), each output read by its own reader', { timeout: 10 * 60_000 }, async () => {
   for (const name of ['book.xps', 'book.oxps']) {
     const ends = await finalsForTargets(server.url, samples[name]!, name, TARGETS, { inFlight: 3, timeoutMs: 180_000 });
