@@ -1,6 +1,5 @@
-// XPS and OpenXPS with MuPDF (mutool): the document as a PDF (every page, or those of a
-// page_range; mutool convert), a page as a PNG or an SVG (mutool draw; the first, or the first of
-// a page_range), the text (mutool draw -F txt); and a PDF's page as an SVG, which no other engine
+// XPS and OpenXPS with MuPDF (mutool draw): the document as a PDF (every page, or those of a
+// page_range), a page as a PNG or an SVG (the first, or the first of a page_range), the text; and a PDF's page as an SVG, which no other engine
 // writes. Before a tool renders anything the document is measured by MuPDF itself (mutool run on
 // a small script: its page count and the size of the page to render), and held to the same caps
 // as a PDF: at most MAX_PDF_PAGES pages, pages up to MAX_PAGE_POINTS a side, a rendered page within
@@ -97,7 +96,7 @@ export class MupdfEngine implements Engine {
   readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 180;
   readonly edges = EDGES;
-  /** mutool draw names each page as it starts it ("page input.xps 3"): the text of many pages reports it. */
+  /** mutool draw names each page as it starts it ("page input.xps 3"): a PDF or the text of many pages reports it. */
   readonly reportsProgress = true;
   private readonly context: EngineContext<unknown>;
 
@@ -122,7 +121,7 @@ export class MupdfEngine implements Engine {
         return magic.test(bytes.subarray(0, 1024).toString('latin1'));
       };
       const works = new Set<string>();
-      if ((await run(MUTOOL, ['convert', '-F', 'pdf', '-o', './probe.pdf', './probe.xps'], options)).exitCode === 0 && await starts('probe.pdf', /^%PDF-/)) works.add('xps pdf');
+      if ((await run(MUTOOL, ['draw', '-q', '-F', 'pdf', '-o', './probe.pdf', './probe.xps', '1'], options)).exitCode === 0 && await starts('probe.pdf', /^%PDF-/)) works.add('xps pdf');
       if ((await run(MUTOOL, ['draw', '-q', '-F', 'png', '-r', '72', '-o', './probe.png', './probe.xps', '1'], options)).exitCode === 0 && await starts('probe.png', /^\x89PNG/)) works.add('xps png');
       if ((await run(MUTOOL, ['draw', '-q', '-F', 'svg', '-o', './probe-%d.svg', './probe.xps', '1'], options)).exitCode === 0 && await starts('probe-1.svg', /<svg/)) works.add('xps svg');
       if ((await run(MUTOOL, ['draw', '-q', '-F', 'txt', '-o', './probe.txt', './probe.xps', '1'], options)).exitCode === 0) works.add('xps txt');
@@ -164,11 +163,9 @@ export class MupdfEngine implements Engine {
       }
       return;
     }
-    const result = await this.run(request, ['convert', '-F', 'pdf', '-o', `./${path.basename(request.output)}`, `./${path.basename(request.input)}`, spec]);
-    if (result.exitCode !== 0) {
-      await fs.rm(request.output, { force: true });
-      throw new ConvertdError('corrupt_input', `MuPDF could not convert the document (${failureOf(result.stderr) || `exit ${result.exitCode}`}).`);
-    }
+    // mutool draw writes the same PDF as mutool convert (byte for byte, measured), and names each
+    // page as it starts it: the job's progress.
+    await this.draw(request, 'pdf', [], spec, selected?.length ?? pages);
   }
 
   private run(request: ConvertRequest, args: string[], extra: { captureStdout?: boolean; onStderrLine?: (line: string) => void; timeoutMs?: number } = {}) {

@@ -5,7 +5,7 @@ import { FORMATS } from './formats.ts';
 
 export default defineEngine({
   id: 'mupdf',
-  summary: "MuPDF measures the document first (`mutool run`: page count and page size, held to the PDF gate's caps; a PDF passes `support/pdf-info.ts`), then mutool convert (PDF) and mutool draw (PNG, SVG, text)",
+  summary: "MuPDF measures the document first (`mutool run`: page count and page size, held to the PDF gate's caps; a PDF passes `support/pdf-info.ts`), then mutool draw (PDF, PNG, SVG, text)",
   packages: { debian: ['mupdf-tools'] },
   formats: FORMATS,
   create: (context) => new MupdfEngine(context),
