@@ -18,7 +18,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { unzipSync } from 'fflate';
-import { download, fetchCatalogue, mapInFlight, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { download, fetchCatalogue, mapInFlight, runWithOptions, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { compareImages, type CompareJob } from './helpers/images.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { toolEnv } from './helpers/tools.ts';
@@ -170,14 +170,7 @@ interface JobEnd { final: ProgressRecord; file?: string }
 let outputs = 0;
 /** One job through the API, with options; the result is written into the work directory. */
 async function job(upload: Buffer, name: string, target: string, options: Record<string, string> = {}): Promise<JobEnd> {
-  const form = new FormData();
-  form.append('file', new Blob([upload]), name);
-  form.append('target', target);
-  for (const [option, value] of Object.entries(options)) form.append(option, value);
-  const response = await fetch(`${server.url}/api/convert`, { method: 'POST', body: form });
-  const body = await response.json() as { job_id: string };
-  assert.equal(response.status, 200, `${name} → ${target} ${JSON.stringify(options)}: ${JSON.stringify(body)}`);
-  const { final } = await waitForJob(server.url, body.job_id, { timeoutMs: 180_000 });
+  const { final } = await runWithOptions(server.url, upload, name, target, options);
   if (final.status !== 'done') return { final };
   const { bytes } = await download(server.url, final.download_url!);
   const file = path.join(work, `out-${++outputs}.${target}`);

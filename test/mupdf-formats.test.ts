@@ -17,7 +17,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { strToU8, unzipSync, zipSync } from 'fflate';
-import { download, fetchCatalogue, finalsForTargets, mapInFlight, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { download, fetchCatalogue, finalsForTargets, mapInFlight, runWithOptions, submitWithOptions, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { DocumentReader } from './helpers/document-reader.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { toolEnv } from './helpers/tools.ts';
@@ -115,15 +115,15 @@ let outputs = 0;
  * such rather than failing the test.
  */
 async function job(upload: Buffer, name: string, target: string, options: Record<string, string> = {}, refusable = false): Promise<JobEnd> {
-  const form = new FormData();
-  form.append('file', new Blob([upload]), name);
-  form.append('target', target);
-  for (const [option, value] of Object.entries(options)) form.append(option, value);
-  const response = await fetch(`${server.url}/api/convert`, { method: 'POST', body: form });
-  const body = await response.json() as { job_id: string; error?: { code: string } };
-  if (refusable && response.status !== 200) return { final: { status: 'error' } as ProgressRecord, refused: { status: response.status, code: body.error?.code ?? '' } };
-  assert.equal(response.status, 200, `${name} → ${target} ${JSON.stringify(options)}: ${JSON.stringify(body)}`);
-  const { final } = await waitForJob(server.url, body.job_id, { timeoutMs: 180_000 });
+  let final: ProgressRecord;
+  if (refusable) {
+    const response = await submitWithOptions(server.url, upload, name, target, options);
+    const body = await response.json() as { job_id: string; error?: { code: string } };
+    if (response.status !== 200) return { final: { status: 'error' } as ProgressRecord, refused: { status: response.status, code: body.error?.code ?? '' } };
+    ({ final } = await waitForJob(server.url, body.job_id, { timeoutMs: 180_000 }));
+  } else {
+    ({ final } = await runWithOptions(server.url, upload, name, target, options));
+  }
   if (final.status !== 'done') return { final };
   const { bytes } = await download(server.url, final.download_url!);
   const file = path.join(work, `out-${++outputs}.${target}`);

@@ -14,8 +14,9 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { download, fetchCatalogue, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { download, fetchCatalogue, runWithOptions, submitWithOptions, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import { flatPng } from './helpers/fixtures.ts';
 import { toolEnv } from './helpers/tools.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'ocr');
@@ -103,32 +104,6 @@ function craftTiff(pages: ReadonlyArray<{ width: number; height: number }>): Buf
   return out;
 }
 
-/** A PNG whose header declares `width` × `height` pixels, with no pixel data. */
-function declaredPng(width: number, height: number): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 0;
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([length, body, crc]);
-  };
-  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', ihdr), chunk('IEND', Buffer.alloc(0))]);
-}
-
-function crc32(data: Buffer): number {
-  let crc = ~0;
-  for (const byte of data) {
-    crc ^= byte;
-    for (let bit = 0; bit < 8; bit++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return ~crc >>> 0;
-}
 
 before(async () => {
   work = await tempDir('convertd-ocr-');
@@ -139,7 +114,7 @@ before(async () => {
   samples['words.tiff'] = samples['pages.tiff']!;
   samples['flood.tiff'] = craftTiff(Array.from({ length: 2001 }, () => ({ width: 1, height: 1 })));
   samples['tall-second.tiff'] = craftTiff([{ width: 10, height: 10 }, { width: 40_000, height: 40_000 }]);
-  samples['huge.png'] = declaredPng(100_000, 100_000);
+  samples['huge.png'] = flatPng(100_000, 100_000, 0);
   server = await startServer({
     CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: '2', CONVERTD_MAX_ATTEMPTS: '1',
     CONVERTD_MAX_IMAGE_PIXELS: String(PIXEL_CAP),
@@ -154,21 +129,12 @@ after(async () => {
 interface JobEnd { final: ProgressRecord; seen: ProgressRecord[]; file?: string }
 let outputs = 0;
 
-/** Sends a job with options; 200 expected. */
-async function submitJob(upload: Buffer, name: string, target: string, options: Record<string, string>): Promise<Response> {
-  const form = new FormData();
-  form.append('file', new Blob([upload]), name);
-  form.append('target', target);
-  for (const [option, value] of Object.entries(options)) form.append(option, value);
-  return fetch(`${server.url}/api/convert`, { method: 'POST', body: form });
-}
+/** Sends a job with options: the raw answer. */
+const submitJob = (upload: Buffer, name: string, target: string, options: Record<string, string>) => submitWithOptions(server.url, upload, name, target, options);
 
 /** One job through the API; the result is written into the work directory. */
 async function job(name: string, target: string, options: Record<string, string> = {}, upload = samples[name]!): Promise<JobEnd> {
-  const response = await submitJob(upload, name, target, options);
-  const body = await response.json() as { job_id: string };
-  assert.equal(response.status, 200, `${name} → ${target} ${JSON.stringify(options)}: ${JSON.stringify(body)}`);
-  const { final, seen } = await waitForJob(server.url, body.job_id, { timeoutMs: 180_000 });
+  const { final, seen } = await runWithOptions(server.url, upload, name, target, options);
   if (final.status !== 'done') return { final, seen };
   const { bytes } = await download(server.url, final.download_url!);
   const file = path.join(work, `out-${++outputs}.${target}`);

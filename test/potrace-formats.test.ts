@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { download, expectError, fetchCatalogue, mapInFlight, submitOk, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { download, expectError, fetchCatalogue, mapInFlight, runWithOptions, submitOk, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
@@ -69,14 +69,7 @@ async function check(kind: string, output: string, reference: string, { threshol
 
 /** Submits with options (form parts beside file and target) and waits for the job's end. */
 async function run(bytes: Uint8Array, filename: string, target: string, options: Record<string, string> = {}): Promise<ProgressRecord> {
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), filename);
-  form.append('target', target);
-  for (const [name, value] of Object.entries(options)) form.append(name, value);
-  const response = await fetch(`${server.url}/api/convert`, { method: 'POST', body: form });
-  const body = await response.json() as { ok: boolean; job_id: string };
-  assert.equal(response.status, 200, `submission refused: ${JSON.stringify(body)}`);
-  return (await waitForJob(server.url, body.job_id, { timeoutMs: 120_000 })).final;
+  return (await runWithOptions(server.url, bytes, filename, target, options, { timeoutMs: 120_000 })).final;
 }
 
 /** Converts and writes the result to a file; checks the media type the download is served with. */

@@ -36,6 +36,28 @@ export async function submitOk(base: string, data: Uint8Array, filename: string,
   return body.job_id;
 }
 
+/**
+ * Submits an upload with conversion options, each a form part beside file and target as the
+ * contract sends them; the raw answer (sent again if its kept-alive connection was closed).
+ */
+export async function submitWithOptions(base: string, data: Uint8Array, filename: string, target: string, options: Readonly<Record<string, string>>): Promise<Response> {
+  return sendAgainIfClosed(() => {
+    const form = new FormData();
+    form.append('file', new Blob([data]), filename);
+    form.append('target', target);
+    for (const [name, value] of Object.entries(options)) form.append(name, value);
+    return fetch(`${base}/api/convert`, { method: 'POST', body: form });
+  });
+}
+
+/** A job with options to its end (done or error): its final record and the records polled on the way; a refused submission fails the test. */
+export async function runWithOptions(base: string, data: Uint8Array, filename: string, target: string, options: Readonly<Record<string, string>> = {}, { timeoutMs = 180_000 } = {}): Promise<{ final: ProgressRecord; seen: ProgressRecord[] }> {
+  const response = await submitWithOptions(base, data, filename, target, options);
+  const body = await response.json() as SubmitAnswer;
+  assert.equal(response.status, 200, `${filename} → ${target} ${JSON.stringify(options)}: ${JSON.stringify(body)}`);
+  return waitForJob(base, body.job_id, { timeoutMs });
+}
+
 export async function progress(base: string, jobId: string): Promise<{ status: number; body: ProgressRecord }> {
   const response = await fetch(`${base}/api/progress/${jobId}`);
   return { status: response.status, body: await response.json() as ProgressRecord };

@@ -210,15 +210,6 @@ async function exrFrom(png: Buffer): Promise<Buffer> {
   return fs.readFile(path.join(dir, 'out.exr'));
 }
 
-function crc32(data: Buffer): number {
-  let crc = ~0;
-  for (const byte of data) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return ~crc >>> 0;
-}
-
 /**
  * An 8-bit RGB PNG written by hand whose header declares width x height, in one flat colour. With
  * `rows` below the height, only that many rows of pixels follow (a pixel flood: a header that
@@ -230,7 +221,7 @@ export function flatPng(width: number, height: number, rows = height): Buffer {
     const length = Buffer.alloc(4);
     length.writeUInt32BE(data.length);
     const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
+    crc.writeUInt32BE(zlib.crc32(body));
     return Buffer.concat([length, body, crc]);
   };
   const header = Buffer.alloc(13);
