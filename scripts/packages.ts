@@ -22,11 +22,9 @@ export const TEST_PACKAGES: readonly string[] = [
   'groff', // typesets man and ms outputs (groff-base alone lacks the ms macros), independently of pandoc
   'texinfo', // makeinfo: formats Texinfo outputs to text, independently of pandoc
   'python3-markdown', // Python-Markdown: renders the Markdown dialect outputs (strict, PHP Markdown Extra) independently of pandoc
-  // Reads rendered text back from pictures of pages (test/rendered-scripts.test.ts): were the
-  // glyphs of every script drawn, or boxes?
-  'tesseract-ocr', 'tesseract-ocr-eng', 'tesseract-ocr-jpn', 'tesseract-ocr-chi-sim', 'tesseract-ocr-kor',
-  'tesseract-ocr-ara', 'tesseract-ocr-heb', 'tesseract-ocr-hin', 'tesseract-ocr-ben', 'tesseract-ocr-tam',
-  'tesseract-ocr-tha', 'tesseract-ocr-khm', 'tesseract-ocr-amh', 'tesseract-ocr-ell', 'tesseract-ocr-rus',
+  // test/rendered-scripts.test.ts reads rendered text back from pictures of pages (were the glyphs
+  // of every script drawn, or boxes?) with Tesseract and its language packs: the OCR engine's own
+  // packages (src/engines/tesseract/index.ts), so they are not named again here.
   'opentype-sanitizer', // ots-sanitize: the font validator browsers use, on every font output
   'chromium', // the web page's end-to-end tests (driven by playwright-core)
   'wrk', // npm run bench: loads /api/progress from a process of its own
