@@ -1,6 +1,6 @@
 // XPS and OpenXPS with MuPDF (mutool draw): the document as a PDF (every page, or those of a
-// page_range), a page as a PNG or an SVG (the first, or the first of a page_range), the text; and a PDF's page as an SVG, which no other engine
-// writes. Before a tool renders anything the document is measured by MuPDF itself (mutool run on
+// page_range), a page as a PNG or an SVG (the first, or the first of a page_range), the text; and
+// a PDF's page as an SVG, which no other engine writes. Before a tool renders anything the document is measured by MuPDF itself (mutool run on
 // a small script: its page count and the size of the page to render), and held to the same caps
 // as a PDF: at most MAX_PDF_PAGES pages, pages up to MAX_PAGE_POINTS a side, a rendered page within
 // the pixel cap. An uploaded PDF goes through poppler's pdfinfo gate first, as in the poppler
