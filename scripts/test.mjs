@@ -60,13 +60,14 @@ const BUSY_SUITES = [
   'document-pairs', 'image-pairs', 'media-pairs', 'markup-formats',
   'archive-formats', 'media-formats', 'office-formats', 'ebook-formats', 'corpus', 'corpus-documents',
   'data-formats', 'data-formats-more', 'real-world-formats', 'iwork-formats', 'postscript-formats', 'fonts', 'potrace-formats',
+  'djvu-formats', 'mupdf-formats', 'ocr-formats',
 ].map((name) => `test/${name}.test.ts`);
 /**
  * Busy suites that run in the other lane, after its waiting suites (those take about 45 minutes
  * here), in a second node --test of their own (one orders its files by name): a lane that ends
  * with suites that only wait would leave a core idle once the busy lane is done.
  */
-const BUSY_AFTER_WAITING = ['raster-formats', 'subtitle-pairs', 'vector-and-hostile-images', 'rendered-scripts', 'options-documents', 'options-media', 'options-images', 'djvu-formats', 'ocr-formats', 'mupdf-formats'].map((name) => `test/${name}.test.ts`);
+const BUSY_AFTER_WAITING = ['raster-formats', 'subtitle-pairs', 'vector-and-hostile-images', 'rendered-scripts', 'options-documents', 'options-media', 'options-images'].map((name) => `test/${name}.test.ts`);
 
 function testFiles() {
   return readdirSync(path.join(root, 'test')).filter((name) => name.endsWith('.test.ts')).sort().map((name) => `test/${name}`);
