@@ -220,17 +220,24 @@ test('a ZIP named .cbz is a comic; named .zip, it is an archive', async () => {
   await waitForJob(server.url, asZip);
 });
 
-test('a colour comic stays in colour: its red page is red in the PDF and in the EPUB (calibre greys comics unless told not to)', { timeout: 300_000 }, async () => {
-  // A 300 × 400 page, shades of red above and of blue below, a white disc between, made by
-  // ImageMagick (a test tool here); truecolour, as scans are (calibre's border trimming fails on a
-  // page of two flat colours).
+test('a comic page stays as drawn: in colour, uncropped, even of flat colours (calibre greys, trims and fails on such pages unless told not to)', { timeout: 300_000 }, async () => {
+  // A 360 × 400 page made by ImageMagick (a test tool here): flat red above, flat blue below, a
+  // white disc between and a white band down its left side. calibre's default border trimming
+  // cut such a band away, and on a page of flat colours it found no page at all.
   const dir = await tempDir();
-  execFileSync('convert', ['-size', '300x200', 'gradient:#ff2020-#b00000', '-size', '300x200', 'gradient:#2020ff-#0000b0', '-append',
-    '-fill', 'white', '-draw', 'circle 150,200 150,240', `PNG24:${path.join(dir, 'page-1.png')}`]);
+  execFileSync('convert', ['-size', '300x200', 'xc:#e02020', '-size', '300x200', 'xc:#2020e0', '-append',
+    '-fill', 'white', '-draw', 'circle 150,200 150,240', '-background', 'white', '-gravity', 'east', '-extent', '360x400', `PNG24:${path.join(dir, 'page-1.png')}`]);
   const comic = Buffer.from(zipSync({ 'page-1.png': new Uint8Array(await fs.readFile(path.join(dir, 'page-1.png'))) }));
-  /** Mean red, green and blue of a picture's top and bottom quarters, read by Pillow. */
-  const halves = (picture: string) => JSON.parse(execFileSync('/usr/bin/python3', ['-c',
-    'import json,sys\nfrom PIL import Image, ImageStat\nim=Image.open(sys.argv[1]).convert("RGB")\nw,h=im.size\nprint(json.dumps([ImageStat.Stat(im.crop(box)).mean for box in [(0,0,w,h//4),(0,3*h//4,w,h)]]))', picture]).toString()) as [number[], number[]];
+  /**
+   * The box of what is not white in a picture (the page's coloured part, wherever the reader placed
+   * it) and the mean red, green and blue of that box's top and bottom quarters, read by Pillow.
+   */
+  const read = (picture: string) => JSON.parse(execFileSync('/usr/bin/python3', ['-c', [
+    'import json,sys', 'from PIL import Image, ImageOps, ImageStat',
+    'im=Image.open(sys.argv[1]).convert("RGB")',
+    'l,u,r,b=ImageOps.invert(im.convert("L")).point(lambda v: 255 if v > 40 else 0).getbbox()', 'q=(b-u)//4',
+    'print(json.dumps({"box":[l,u,r,b],"top":ImageStat.Stat(im.crop((l,u,r,u+q))).mean,"bottom":ImageStat.Stat(im.crop((l,b-q,r,b))).mean}))',
+  ].join('\n'), picture]).toString()) as { box: [number, number, number, number]; top: number[]; bottom: number[] };
   for (const target of ['pdf', 'epub']) {
     const jobId = await submitOk(server.url, comic, 'colour.cbz', target);
     const { final } = await waitForJob(server.url, jobId, { timeoutMs: 240_000 });
@@ -246,7 +253,15 @@ test('a colour comic stays in colour: its red page is red in the PDF and in the 
       picture = path.join(dir, `epub-page${path.extname(name)}`);
       await fs.writeFile(picture, bytes);
     }
-    const [top, bottom] = halves(picture);
+    const { box: [left, upper, right, lower], top, bottom } = read(picture);
+    if (target === 'epub') {
+      // The coloured part is 300 × 400 as drawn, with the band's 60 pixels (a fifth of its width)
+      // still to its left. Trimmed, the band was gone; stretched to the reader's screen, the part
+      // came out 0.65 as wide as high.
+      const [width, height] = [right - left, lower - upper];
+      assert.ok(Math.abs(width / height - 0.75) < 0.03, `epub: the page keeps its proportions (its coloured part ${width} x ${height})`);
+      assert.ok(Math.abs(left / width - 0.2) < 0.05, `epub: the page keeps its white band (${left} pixels left of ${width})`);
+    }
     assert.ok(top[0]! > 150 && top[2]! < 90, `${target}: the top is red (${top.map(Math.round).join(', ')})`);
     assert.ok(bottom[2]! > 150 && bottom[0]! < 90, `${target}: the bottom is blue (${bottom.map(Math.round).join(', ')})`);
   }

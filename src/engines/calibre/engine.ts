@@ -165,8 +165,10 @@ export class CalibreEngine implements Engine {
     if (!INPUTS.has(from)) throw new Error(`calibre is not used to read ${from}`);
     const packedAs = CHECKED_COMICS[from];
     if (packedAs) await this.checkComic(request, packedAs);
-    // calibre's comic reader turns every page grey unless told not to: a colour comic stays in colour.
-    const comic = COMICS.includes(from) ? ['--dont-grayscale'] : [];
+    // A comic's pages as drawn: calibre's comic reader otherwise turns every page grey, trims what
+    // it takes for borders (a white band of the drawing, and on a page of flat colours all of it:
+    // "Could not find any valid pages") and stretches each page to its reader's screen.
+    const comic = COMICS.includes(from) ? ['--dont-grayscale', '--disable-trim', '--keep-aspect-ratio'] : [];
     const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...comic, ...optionArguments(to, request.options)];
     const result = await this.context.run(EBOOK_CONVERT, args, {
       cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
