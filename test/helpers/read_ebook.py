@@ -12,8 +12,9 @@ readers; the older ones here, each from its published layout: PalmDOC (pdb), BBe
 text streams, zlib-compressed UTF-16), Rocket eBook (rb: a table of entries, the text in zlib
 chunks), Shanda Bambook (snb: its plain files in bzip2 blocks), Psion TCR (a dictionary of 256
 strings, each byte of the text one of them), PMLZ/HTMLZ/TXTZ (ZIP files of PML, HTML or text).
-Pictures are compared as calibre's comic output makes them (grey, resized to the reader's
-screen): both turned grey and reduced to 32x32, then correlated (Pearson).
+Pictures are compared as calibre's comic output makes them (a page scaled to fit the reader's
+screen in its proportions, white around it): each page is fitted so into a white canvas of the
+picture's size, then both are turned grey, reduced to 32x32 and correlated (Pearson).
 """
 import bz2
 import contextlib
@@ -234,6 +235,15 @@ def thumbnail(image):
     return (mean, grey / norm if norm > 1e-6 * 32 * 32 else None)
 
 
+def fitted(page, size):
+    """The page as calibre places it on a screen of `size`: scaled to fit, centred, white around it."""
+    scale = min(size[0] / page.width, size[1] / page.height)
+    inner = page.convert("RGB").resize((max(1, round(page.width * scale)), max(1, round(page.height * scale))), Image.BILINEAR)
+    canvas = Image.new("RGB", size, "white")
+    canvas.paste(inner, ((size[0] - inner.width) // 2, (size[1] - inner.height) // 2))
+    return canvas
+
+
 def likeness(page, picture):
     """Pearson correlation of two thumbnails; for two flat ones, 1 when their greys are close."""
     if page[1] is None or picture[1] is None:
@@ -248,9 +258,10 @@ def main():
             text = text_of(job["path"], job["format"]) if not job.get("pages") else ""
             result = {"text": text}
             if job.get("pages"):
-                pictures = [thumbnail(p) for p in pictures_of(job["path"], job["format"])]
+                pictures = [(p.size, thumbnail(p)) for p in pictures_of(job["path"], job["format"])]
                 result["pictures"] = len(pictures)
-                result["matches"] = [max([likeness(thumbnail(Image.open(page)), p) for p in pictures] or [-1.0]) for page in job["pages"]]
+                pages = [Image.open(page) for page in job["pages"]]
+                result["matches"] = [max([likeness(thumbnail(fitted(page, size)), p) for size, p in pictures] or [-1.0]) for page in pages]
             results.append(result)
         except (Invalid, OSError, ValueError, struct.error, IndexError, zlib.error, subprocess.CalledProcessError) as error:
             results.append({"error": "%s: %s" % (type(error).__name__, error)})
