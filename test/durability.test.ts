@@ -39,9 +39,10 @@ test('SIGKILL mid-conversion, restart: running and queued jobs finish, done ones
     const noise = await noisePng(2800, 2000);
     const first = await submitOk(server.url, noise, 'one.png', 'avif');
     const before = await waitForStatus(server, first, 'running');
-    const ids = [first, await submitOk(server.url, noise, 'two.png', 'avif'), await submitOk(server.url, noise, 'three.png', 'avif')];
-    // One job at a time: while the uploads of the other two went in, the first may have finished
-    // on a quick machine (then the second runs), but the last still waits in the queue.
+    // The others are uploaded side by side: one after another, under a loaded run's CPU, each
+    // upload outlasted the encoding before it and no job was left waiting (a CI run saw "done,
+    // done, running"). Arriving together, all but one of them wait, one job running at a time.
+    const ids = [first, ...await Promise.all(['two.png', 'three.png', 'four.png'].map((name) => submitOk(server.url, noise, name, 'avif')))];
     const statuses = await Promise.all(ids.map(async (id) => (await progress(server.url, id)).body.status));
     assert.ok(statuses.includes('queued'), `a job waits in the queue when the service is killed: ${statuses.join(', ')}`);
 
