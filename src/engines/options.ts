@@ -254,6 +254,15 @@ function parseTimestamp(text: string): number {
   return Math.round(seconds * 1000) / 1000;
 }
 
+/** The EPSG codes the srs option takes (a declared list: no text from a client reaches GDAL, only a number it knows). */
+export const EPSG_CODES: readonly number[] = [4326, 4258, 4269, 3857, 3395, 3035, 2154, 25831, 25832, 25833, 27700, 28992, 31370, 2056, 32631, 32632, 32633, 5070, 3067, 3006];
+
+function parseEpsg(text: string): number {
+  const code = Number(text.slice(5));
+  if (!EPSG_CODES.includes(code)) throw new OptionError(`EPSG:${code} is not one of the coordinate systems this service converts to (${EPSG_CODES.map((value) => `EPSG:${value}`).join(', ')}).`);
+  return code;
+}
+
 const TIMESTAMP_PATTERN = '(\\d{1,2}:){0,2}\\d{1,5}(\\.\\d{1,3})?';
 
 /** The largest width or height a client may ask for (the pixel cap bounds the product too). */
@@ -292,6 +301,7 @@ export const OPTIONS = {
   color: { name: 'color', type: 'string', pattern: '#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})', default: '#000000', appliesAt: 'output', parse: parseColour, description: 'Tracing: the one colour the traced shapes are filled with, as #rrggbb (a single-colour trace: the picture\'s own colours are not kept).' },
   ocr: { name: 'ocr', type: 'boolean', default: false, appliesAt: 'output', description: 'Read the text of the picture (OCR) and make the PDF searchable: the picture with the text, invisible, over it.' },
   language: { name: 'language', type: 'string', pattern: '[a-z]{3}(_[a-z]{3,4})?(\\+[a-z]{3}(_[a-z]{3,4})?){0,3}', default: 'eng', appliesAt: 'output', parse: (text) => text.toLowerCase(), description: 'Language(s) of the text to read (OCR), as Tesseract\'s codes: one, or several joined with "+" (eng+rus).' },
+  srs: { name: 'srs', type: 'string', pattern: '[Ee][Pp][Ss][Gg]:\\d{4,5}', appliesAt: 'output', parse: parseEpsg, description: 'Coordinate reference system of the result, as EPSG:<code> (EPSG:4326 longitude/latitude, EPSG:3857 web Mercator, ...).' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** A contract option with some of its fields changed (narrower bounds, the values an engine offers, its own default or wording). */

@@ -19,6 +19,7 @@
 // file-type reads the whole file as before.
 import zlib from 'node:zlib';
 import { fileTypeFromBuffer, type FileTypeResult } from 'file-type';
+import { geodataPackageKind } from './geodata-packages.ts';
 import { bufferSource, LOCAL_HEADER, zipMembers, type ByteSource, type ZipMember } from './zip-directory.ts';
 
 const CONTENT_TYPES = '[Content_Types].xml';
@@ -290,7 +291,7 @@ function xpsKind(zip: ByteSource, members: readonly ZipMember[]): FileTypeResult
 
 /**
  * What the archive's central directory shows it to be: an iWork document, an XPS or OpenXPS
- * document by its package relationship, or an OOXML kind by its
+ * document by its package relationship, a KMZ or a zipped shapefile by its members, or an OOXML kind by its
  * [Content_Types].xml alone (ooxmlKind); undefined leaves the decision to file-type's walk.
  */
 export async function packageKind(zip: ByteSource): Promise<FileTypeResult | undefined> {
@@ -302,6 +303,9 @@ export async function packageKind(zip: ByteSource): Promise<FileTypeResult | und
     if (iwork) return iwork;
     const xps = xpsKind(zip, members);
     if (xps) return xps;
+    // A KMZ or a zipped shapefile (geodata-packages.ts), which file-type calls plain zip.
+    const geodata = geodataPackageKind(members);
+    if (geodata) return geodata;
   } catch {
     // A damaged member (a deflate or Snappy error, a lying size): file-type's walk decides, as below.
   }

@@ -102,16 +102,19 @@ function namedVariant(signed: FormatDefinition, byName: FormatDefinition | undef
  * for DOS (Lotus 1-2-3 1A) spreadsheet does (its BOF record; a cursor would hold 1028 images). */
 const WEAK_SIGNATURES = new Set(['cur']);
 
+/** What file-type names by the container alone, whose content one of our own signatures may place more exactly. */
+const GENERIC_CONTAINERS = new Set(['zip', 'gz', 'sqlite']);
+
 export async function sniffFile(file: string, filename: string, catalogue: FormatCatalogue): Promise<SniffResult> {
   const { found, head } = await identify(file);
   const ext = path.extname(filename).slice(1).toLowerCase();
   const byName = ext ? catalogue.resolve(ext) : undefined;
   // file-type calls any XML document "xml"; an SVG is recognised below by its root element.
   const weak = found && WEAK_SIGNATURES.has(found.ext) && (byName?.detect === 'extension' || ownSignature(head, catalogue) !== undefined);
-  // file-type calls a ZIP package it does not know plain "zip", and any gzip stream "gz": one our
-  // own signatures place (an Excel binary workbook by its members, an SVG by its inflated root
-  // element) is that format.
-  const unknownPackage = (found?.ext === 'zip' || found?.ext === 'gz') && ownSignature(head, catalogue) !== undefined;
+  // file-type calls a ZIP package it does not know plain "zip", any gzip stream "gz" and any SQLite
+  // database "sqlite": one our own signatures place (an Excel binary workbook by its members, an
+  // SVG by its inflated root element, a GeoPackage by its application id) is that format.
+  const unknownPackage = GENERIC_CONTAINERS.has(found?.ext ?? '') && ownSignature(head, catalogue) !== undefined;
   const byContent = found?.ext === 'xml' || weak || unknownPackage ? undefined : found;
   if (byContent) {
     const variant = unsupportedVariant(head, byContent.ext);
@@ -136,6 +139,8 @@ export async function sniffFile(file: string, filename: string, catalogue: Forma
 export async function formatOfContent(file: string, catalogue: FormatCatalogue): Promise<string | undefined> {
   const { found, head } = await identify(file);
   if (found?.ext === 'cfb') return compoundFileKind(file, catalogue);
+  // A GeoPackage is an SQLite database that file-type does not tell from others.
+  if (found?.ext === 'sqlite') return ownSignature(head, catalogue);
   if (found && found.ext !== 'xml') return catalogue.resolve(found.ext)?.id;
   return ownSignature(head, catalogue);
 }

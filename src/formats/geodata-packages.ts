@@ -1,0 +1,47 @@
+// Geodata packed as a ZIP, known by the members its central directory lists (zip-directory.ts):
+// a KMZ (Google Earth's zipped KML: the main document is doc.kml, or the first .kml, at the top)
+// and a zipped ESRI shapefile (the .shp, .shx, .dbf and side files of one or more shapefiles, and
+// nothing else). file-type calls both plain "zip"; the sniffer asks here first (ooxml-shortcut.ts,
+// packageKind), and the gdal engine reads the same lists to choose and check what GDAL opens.
+import type { FileTypeResult } from 'file-type';
+import type { ZipMember } from './zip-directory.ts';
+
+/** The parts a zipped shapefile may hold: the three required ones and the usual side files. */
+const SHAPEFILE_PARTS = /\.(shp|shx|dbf|prj|cpg|qix|sbn|sbx|fix|atx|ain|aih|ixs|mxs|qpj|shp\.xml)$/i;
+
+/** The members that are files (a directory entry ends with "/"). */
+function files(members: readonly ZipMember[]): ZipMember[] {
+  return members.filter((member) => !member.name.endsWith('/'));
+}
+
+/** The .shp members of a ZIP that holds shapefile parts and nothing else, or undefined. */
+export function shapefileMembers(members: readonly ZipMember[]): string[] | undefined {
+  const all = files(members);
+  if (all.length === 0 || !all.every((member) => SHAPEFILE_PARTS.test(member.name))) return undefined;
+  const shapes = all.filter((member) => /\.shp$/i.test(member.name)).map((member) => member.name);
+  return shapes.length > 0 ? shapes : undefined;
+}
+
+/** The main KML document of a KMZ: doc.kml at the top, or else the archive's first member when it is a .kml at the top. */
+export function kmzDocument(members: readonly ZipMember[]): string | undefined {
+  const all = files(members);
+  const doc = all.find((member) => member.name.toLowerCase() === 'doc.kml');
+  if (doc) return doc.name;
+  const first = all[0]?.name;
+  return first && /^[^/\\]+\.kml$/i.test(first) ? first : undefined;
+}
+
+/** A name that stays inside the archive's own tree: relative, no ".." segment, no backslash, drive or NUL. */
+export function safeMemberName(name: string): boolean {
+  return name !== '' && !name.startsWith('/') && !/^[A-Za-z]:/.test(name) && !/[\\\0]/.test(name) && !name.split('/').includes('..');
+}
+
+export const KMZ: FileTypeResult = { ext: 'kmz', mime: 'application/vnd.google-earth.kmz' } as FileTypeResult;
+export const ZIPPED_SHAPEFILE: FileTypeResult = { ext: 'shp', mime: 'application/x-shapefile+zip' } as FileTypeResult;
+
+/** KMZ or zipped shapefile by the members, or undefined. */
+export function geodataPackageKind(members: readonly ZipMember[]): FileTypeResult | undefined {
+  if (shapefileMembers(members)) return ZIPPED_SHAPEFILE;
+  if (kmzDocument(members)) return KMZ;
+  return undefined;
+}
