@@ -1,0 +1,194 @@
+// Geodata through GDAL's ogr2ogr (the gdal engine): every pair /api/formats lists among geojson,
+// topojson, kml, kmz, gpx, gml, gpkg, fgb and shp converts through the HTTP API, and each output is
+// read by test/helpers/geodata_check.py, which is not GDAL (Python's json, xml.etree, zipfile,
+// sqlite3 and struct): the feature count, the names (one not ASCII) and the point's coordinates.
+// A FlatGeobuf's features are FlatBuffers tables: only its magic and its header's feature count are
+// read there; its names and coordinates are checked through the fgb → X conversions.
+// Fixtures: the GeoJSON and the TopoJSON are written here by hand; the other sources are the
+// service's own geojson → X outputs, used only once each was checked by the reader (phase 1).
+// Also: the srs option (EPSG:3857 against the spherical Mercator formula, a bad code refused),
+// and hostile uploads (docs/security.md#geodata): a VRT named .kml naming /etc/passwd, a GML whose
+// schema and xlinks point at http://, a zipped shapefile with "../" members, a truncated
+// GeoPackage; a zipped shapefile named roads.zip, and a ZIP holding one beside other files.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { zipSync, strToU8 } from 'fflate';
+import { convert, fetchCatalogue, mapInFlight, runWithOptions, submitWithOptions, expectError, type CatalogueEntry } from './helpers/client.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+
+const CHECK = path.join(import.meta.dirname, 'helpers', 'geodata_check.py');
+const FORMATS = ['geojson', 'topojson', 'kml', 'kmz', 'gpx', 'gml', 'gpkg', 'fgb', 'shp'];
+const NAME = 'Zürich – 東京';
+const POINT = [8.5417, 47.3769] as const;
+
+const GEOJSON = JSON.stringify({
+  type: 'FeatureCollection',
+  features: [
+    { type: 'Feature', properties: { name: NAME, rank: 1 }, geometry: { type: 'Point', coordinates: POINT } },
+    { type: 'Feature', properties: { name: 'line', rank: 2 }, geometry: { type: 'LineString', coordinates: [[0, 0], [1, 1], [2, 0.5]] } },
+    { type: 'Feature', properties: { name: 'poly', rank: 3 }, geometry: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]] } },
+  ],
+});
+const TOPOJSON = JSON.stringify({
+  type: 'Topology',
+  objects: {
+    places: {
+      type: 'GeometryCollection',
+      geometries: [
+        { type: 'Point', coordinates: POINT, properties: { name: NAME } },
+        { type: 'LineString', arcs: [0], properties: { name: 'line' } },
+      ],
+    },
+  },
+  arcs: [[[0, 0], [1, 1], [2, 0.5]]],
+});
+
+let server: RunningServer;
+let catalogue: readonly CatalogueEntry[];
+let work: string;
+let outputs = 0;
+/** The uploads by format: the hand-written ones, then the checked outputs of geojson. */
+const sources = new Map<string, Buffer>([['geojson', Buffer.from(GEOJSON)], ['topojson', Buffer.from(TOPOJSON)]]);
+
+interface Read { count: number; names: Array<string | null>; vertices: Array<[number, number]> }
+
+async function read(format: string, bytes: Buffer): Promise<Read> {
+  const file = path.join(work, `out-${outputs++}.${format}`);
+  await fs.writeFile(file, bytes);
+  return JSON.parse(execFileSync('/usr/bin/python3', [CHECK, format, file], { encoding: 'utf8', timeout: 30_000 })) as Read;
+}
+
+function near(a: readonly number[], b: readonly number[], tolerance: number): boolean {
+  return Math.abs(a[0]! - b[0]!) <= tolerance && Math.abs(a[1]! - b[1]!) <= tolerance;
+}
+
+/** The output holds what the source held: its features, their names, the point where it was. */
+function checkOutput(source: string, target: string, result: Read): void {
+  const label = `${source} → ${target}`;
+  const expected = source === 'topojson' ? 2 : 3;
+  assert.equal(result.count, expected, `${label}: feature count`);
+  if (target === 'fgb') return;
+  assert.ok(result.names.includes(NAME), `${label}: the non-ASCII name is intact (${JSON.stringify(result.names)})`);
+  assert.ok(result.names.includes('line'), `${label}: the line's name`);
+  // GML 3 writes EPSG:4326 in its own axis order, latitude first.
+  const found = result.vertices.some((vertex) => near(vertex, POINT, 1e-6) || (target === 'gml' && near(vertex, [POINT[1], POINT[0]], 1e-6)));
+  assert.ok(found, `${label}: the point at ${POINT.join(', ')}`);
+}
+
+function upload(format: string): { bytes: Buffer; name: string } {
+  return { bytes: sources.get(format)!, name: `sample.${format === 'shp' ? 'shp.zip' : format}` };
+}
+
+before(async () => {
+  work = await tempDir('geodata-');
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off', CONVERTD_CONCURRENCY: '3', CONVERTD_MAX_ATTEMPTS: '1' });
+  catalogue = await fetchCatalogue(server.url);
+});
+
+after(async () => {
+  await server?.stop();
+});
+
+function targetsOf(id: string): string[] {
+  return (catalogue.find((entry) => entry.id === id)?.targets ?? []).filter((target) => FORMATS.includes(target));
+}
+
+test('the catalogue lists the geodata formats, in their category, past 300 formats', () => {
+  for (const id of FORMATS) assert.equal(catalogue.find((entry) => entry.id === id)?.category, 'geodata', id);
+  assert.ok(catalogue.length > 300, `${catalogue.length} formats`);
+  // Every readable one reaches every writable one but itself; TopoJSON is read only.
+  for (const id of FORMATS) assert.deepEqual(targetsOf(id).sort(), FORMATS.filter((f) => f !== id && f !== 'topojson').sort(), id);
+  // A traced bitmap does not go on into geodata: a PNG reaches geojson (potrace) and nothing further.
+  const png = catalogue.find((entry) => entry.id === 'png')!;
+  assert.ok(png.targets.includes('geojson'));
+  for (const id of ['kml', 'gpx', 'gpkg', 'shp', 'fgb']) assert.ok(!png.targets.includes(id), `png reaches ${id}`);
+});
+
+test('geojson and topojson to every target, each output read without GDAL', async () => {
+  const pairs = ['geojson', 'topojson'].flatMap((source) => targetsOf(source).map((target) => ({ source, target })));
+  await mapInFlight(pairs, 4, async ({ source, target }) => {
+    const { bytes, name } = upload(source);
+    const { bytes: out } = await convert(server.url, bytes, name, target);
+    checkOutput(source, target, await read(target, out));
+    if (source === 'geojson') sources.set(target, out);
+  });
+});
+
+test('every other advertised pair, each output read without GDAL', async () => {
+  const pairs = FORMATS.filter((source) => source !== 'geojson' && source !== 'topojson')
+    .flatMap((source) => targetsOf(source).map((target) => ({ source, target })));
+  assert.ok(pairs.length >= 49, `${pairs.length} pairs`);
+  await mapInFlight(pairs, 4, async ({ source, target }) => {
+    const { bytes, name } = upload(source);
+    const { bytes: out } = await convert(server.url, bytes, name, target);
+    checkOutput(source, target, await read(target, out));
+  });
+});
+
+test('GPX holds points and lines: a polygon becomes a track of its ring', async () => {
+  const { bytes } = await convert(server.url, Buffer.from(GEOJSON), 'sample.geojson', 'gpx');
+  const text = bytes.toString('utf8');
+  assert.equal((text.match(/<wpt /g) ?? []).length, 1);
+  assert.equal((text.match(/<trk>/g) ?? []).length, 2);
+  assert.match(text, /<name>poly<\/name>/);
+});
+
+test('srs: EPSG:3857 puts the point at its spherical Mercator metres; a code off the list is refused', async () => {
+  const { final } = await runWithOptions(server.url, Buffer.from(GEOJSON), 'sample.geojson', 'gpkg', { srs: 'EPSG:3857' });
+  assert.equal(final.status, 'done', JSON.stringify(final.error));
+  const response = await fetch(new URL(final.download_url!, server.url));
+  const result = await read('gpkg', Buffer.from(await response.arrayBuffer()));
+  const R = 6378137;
+  const x = R * POINT[0] * Math.PI / 180;
+  const y = R * Math.log(Math.tan(Math.PI / 4 + POINT[1] * Math.PI / 360));
+  assert.ok(result.vertices.some((vertex) => near(vertex, [x, y], 0.01)), `(${x}, ${y}) in ${JSON.stringify(result.vertices.slice(0, 2))}`);
+  for (const bad of ['EPSG:9999', 'urn:ogc:def:crs:EPSG::4326', '+proj=longlat', 'EPSG:4326; rm']) {
+    await expectError(await submitWithOptions(server.url, Buffer.from(GEOJSON), 'sample.geojson', 'gpkg', { srs: bad }), 422, 'invalid_option');
+  }
+});
+
+test('a zipped shapefile named roads.zip is a shapefile; a ZIP holding one beside other files stays a zip', async () => {
+  const shp = sources.get('shp')!;
+  const { record } = await convert(server.url, shp, 'roads.zip', 'geojson');
+  assert.equal(record.source, 'shp');
+  const members = Object.fromEntries(Object.entries((await import('fflate')).unzipSync(shp)));
+  const mixed = Buffer.from(zipSync({ ...members, 'readme.txt': strToU8('roads of the district') }));
+  const { record: archive } = await convert(server.url, mixed, 'bundle.zip', 'tar');
+  assert.equal(archive.source, 'zip');
+});
+
+test('hostile uploads: another driver\'s file, an http schema, "../" members, a truncated GeoPackage', async () => {
+  // A VRT dressed as KML and GML, naming /etc/passwd: refused, nothing of the file comes back.
+  const vrt = '<OGRVRTDataSource><OGRVRTLayer name="x"><SrcDataSource>CSV:/etc/passwd</SrcDataSource></OGRVRTLayer></OGRVRTDataSource>';
+  for (const name of ['evil.kml', 'evil.gml', 'evil.gpx']) {
+    const { final } = await runWithOptions(server.url, Buffer.from(vrt), name, 'geojson');
+    assert.equal(final.status, 'error', name);
+    assert.equal(final.error?.code, 'corrupt_input', name);
+    assert.doesNotMatch(JSON.stringify(final), /root:|nologin/, name);
+  }
+  // A GML naming an http schema and an xlink: converted without a fetch, in moments.
+  const gml = `<?xml version="1.0" encoding="UTF-8"?>
+<ogr:FeatureCollection xmlns:ogr="http://ogr.maptools.org/" xmlns:gml="http://www.opengis.net/gml" xmlns:xlink="http://www.w3.org/1999/xlink"
+  xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://ogr.maptools.org/ http://10.255.255.1/schema.xsd">
+  <gml:featureMember><ogr:places fid="p.0"><ogr:geometryProperty><gml:Point srsName="EPSG:4326"><gml:coordinates>8.5417,47.3769</gml:coordinates></gml:Point></ogr:geometryProperty><ogr:name>${NAME}</ogr:name></ogr:places></gml:featureMember>
+  <gml:featureMember><ogr:places fid="p.1"><ogr:geometryProperty xlink:href="http://10.255.255.1/remote.gml#g1"/><ogr:name>remote</ogr:name></ogr:places></gml:featureMember>
+</ogr:FeatureCollection>`;
+  const started = performance.now();
+  const { final: remote } = await runWithOptions(server.url, Buffer.from(gml), 'remote.gml', 'geojson', {}, { timeoutMs: 60_000 });
+  assert.ok(performance.now() - started < 30_000, 'no wait on the network');
+  assert.equal(remote.status, 'done', JSON.stringify(remote.error));
+  // A zipped shapefile whose members lead outside it.
+  const shpMembers = (await import('fflate')).unzipSync(sources.get('shp')!);
+  const escaping = Object.fromEntries(Object.entries(shpMembers).map(([name, data]) => [`../${name}`, data]));
+  const { final: unsafe } = await runWithOptions(server.url, Buffer.from(zipSync(escaping)), 'escape.shp.zip', 'geojson');
+  assert.equal(unsafe.status, 'error');
+  assert.equal(unsafe.error?.code, 'unsafe_input');
+  // A GeoPackage cut in half.
+  const gpkg = sources.get('gpkg')!;
+  const { final: cut } = await runWithOptions(server.url, gpkg.subarray(0, Math.floor(gpkg.length / 2)), 'cut.gpkg', 'geojson');
+  assert.equal(cut.status, 'error');
+  assert.equal(cut.error?.code, 'corrupt_input');
+});
