@@ -63,12 +63,27 @@ export async function checkOutput(file: string, format: string, maxBytes: number
   const definition = formats.get(format);
   if (definition?.detect === 'magic') {
     const detectedId = await formatOfContent(file, formats);
-    const same = detectedId === format || (detectedId !== undefined && detectedId === definition.signatureOf);
+    // A ZIP archive's members may make it look like a package of its own (a zipped shapefile, a
+    // KMZ, an OOXML document): converted to zip, it is still the archive that was asked for.
+    const zipArchive = format === 'zip' && detectedId !== undefined && await hasZipSignature(file);
+    const same = detectedId === format || zipArchive || (detectedId !== undefined && detectedId === definition.signatureOf);
     if (!same) {
       throw new ConvertdError('conversion_failed', `The converter produced something other than ${format}: the conversion failed.`);
     }
   }
   return stat.size;
+}
+
+/** A ZIP's local file header, or the end record of an empty ZIP, at the start of the file. */
+async function hasZipSignature(file: string): Promise<boolean> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const head = Buffer.alloc(4);
+    await handle.read(head, 0, 4, 0);
+    return head.equals(Buffer.from('PK\x03\x04', 'latin1')) || head.equals(Buffer.from('PK\x05\x06', 'latin1'));
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Runs every step of the route and returns the path of the final output. */

@@ -32,7 +32,9 @@
 //   the file size limit, the native address-space cap.
 // - Layer names come from the upload and are passed as arguments (never a shell); one that
 //   starts with "-" would read as an option and is refused.
+import { createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { kmzDocument, safeMemberName, shapefileMembers } from '../../formats/geodata-packages.ts';
@@ -233,7 +235,9 @@ export class GdalEngine implements Engine {
       // 1. All layers into one.
       for (const [index, layer] of layers.entries()) {
         const reproject = srs !== undefined ? this.reprojection(request, layer, srs) : [];
-        const args = ['-f', 'GPKG', ...(index > 0 ? ['-append', '-addfields'] : []), '-nln', 'features', '-nlt', 'GEOMETRY', ...reproject, ...openOptions(from), staging, source, layer.name];
+        // The geometry column named `geom` whatever the source called it (a GML's is
+        // geometryProperty): the split below names it in its SQL.
+        const args = ['-f', 'GPKG', ...(index > 0 ? ['-append', '-addfields'] : ['-lco', 'GEOMETRY_NAME=geom']), '-nln', 'features', '-nlt', 'GEOMETRY', ...reproject, ...openOptions(from), staging, source, layer.name];
         const run = await this.ogr(request, args, [reader, 'GPKG'], deadline);
         if (run.exitCode !== 0) throw readFailure(run.stderr);
       }
@@ -265,10 +269,12 @@ export class GdalEngine implements Engine {
     }
   }
 
-  /** Moves GDAL's result into place; a KMZ is the KML zipped as doc.kml. */
+  /** Moves GDAL's result into place; a KMZ is the KML zipped as doc.kml; a GML gets the namespace it uses. */
   private async finish(request: ConvertRequest, result: string): Promise<void> {
     if (request.to === 'kmz') {
       await writeZip(request.output, [{ name: 'doc.kml', file: result }], request.limits.maxOutputBytes, undefined, request.signal);
+    } else if (request.to === 'gml') {
+      await declareXsi(result, request.output);
     } else {
       await fs.rename(result, request.output);
     }
@@ -382,6 +388,32 @@ function shapefileFolder(members: Parameters<typeof shapefileMembers>[0]): strin
   }
   const folder = [...folders][0]!;
   return folder === '.' ? '' : `/${folder}`;
+}
+
+const XSI = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
+
+/**
+ * Copies GDAL's GML to `output` with the xsi namespace declared on its root. GDAL 3.6's GML
+ * writer without a schema (XSISCHEMA=OFF: no side .xsd, which a single download could not
+ * carry) still marks empty fields xsi:nil="true" but leaves xsi undeclared, so XML parsers
+ * refused the file ("unbound prefix") whenever a field was empty, a GPX's unused ones say.
+ */
+async function declareXsi(result: string, output: string): Promise<void> {
+  const head = (await readHead(result, 4096)).toString('latin1');
+  const rootStart = head.search(/<[A-Za-z_][\w.-]*:FeatureCollection\b/);
+  const rootEnd = rootStart < 0 ? -1 : head.indexOf('>', rootStart);
+  if (rootEnd < 0 || head.slice(rootStart, rootEnd).includes('xmlns:xsi=')) {
+    await fs.rename(result, output);
+    return;
+  }
+  const insertAt = head.slice(0, rootEnd).replace(/\s*\/?$/, '').length;
+  await pipeline(
+    async function* () {
+      yield Buffer.from(`${head.slice(0, insertAt)}\n     ${XSI}`, 'latin1');
+      yield* createReadStream(result, { start: Buffer.byteLength(head.slice(0, insertAt), 'latin1') });
+    },
+    createWriteStream(output),
+  );
 }
 
 async function readHead(file: string, bytes: number): Promise<Buffer> {
