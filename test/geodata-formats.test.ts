@@ -11,14 +11,16 @@
 // schema and xlinks point at http://, a zipped shapefile with "../" members, a truncated
 // GeoPackage; a zipped shapefile named roads.zip, and a ZIP holding one beside other files.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
 import { zipSync, strToU8 } from 'fflate';
 import { convert, fetchCatalogue, mapInFlight, runWithOptions, submitWithOptions, expectError, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
+const execFileAsync = promisify(execFile);
 const CHECK = path.join(import.meta.dirname, 'helpers', 'geodata_check.py');
 const FORMATS = ['geojson', 'topojson', 'kml', 'kmz', 'gpx', 'gml', 'gpkg', 'fgb', 'shp'];
 const NAME = 'Zürich – 東京';
@@ -59,9 +61,11 @@ async function read(label: string, format: string, bytes: Buffer): Promise<Read>
   const file = path.join(work, `out-${outputs++}.${format}`);
   await fs.writeFile(file, bytes);
   try {
-    return JSON.parse(execFileSync('/usr/bin/python3', [CHECK, format, file], { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] })) as Read;
+    // Not execFileSync: the other pairs' uploads and polls go on while one output is read.
+    const { stdout } = await execFileAsync('/usr/bin/python3', [CHECK, format, file], { encoding: 'utf8', timeout: 30_000 });
+    return JSON.parse(stdout) as Read;
   } catch (error) {
-    throw new Error(`${label}: the ${format} output (${file}) could not be read: ${(error as { stderr?: string }).stderr?.trim().split('\n').at(-1) ?? String(error)}`);
+    throw new Error(`${label}: the ${format} output (${file}) could not be read: ${(error as { stderr?: string }).stderr?.trim().split('\n').at(-1) ?? String(error)}`, { cause: error });
   }
 }
 
@@ -128,7 +132,7 @@ test('every other advertised pair, each output read without GDAL', async () => {
   await mapInFlight(pairs, 4, async ({ source, target }) => {
     const { bytes, name } = upload(source);
     const { bytes: out } = await convert(server.url, bytes, name, target).catch((error: Error) => {
-      throw new Error(`${source} → ${target}: ${error.message}`);
+      throw new Error(`${source} → ${target}: ${error.message}`, { cause: error });
     });
     checkOutput(source, target, await read(`${source} → ${target}`, target, out));
   });
