@@ -7,7 +7,7 @@
 // Fixtures: the GeoJSON and the TopoJSON are written here by hand; the other sources are the
 // service's own geojson → X outputs, used only once each was checked by the reader (phase 1).
 // Also: the srs option (EPSG:3857 against the spherical Mercator formula, a bad code refused),
-// and hostile uploads (docs/security.md#geodata): a VRT named .kml naming /etc/passwd, a GML whose
+// and hostile uploads (docs/security.md#geodata-gdal): a VRT named .kml naming /etc/passwd, a GML whose
 // schema and xlinks point at http://, a zipped shapefile with "../" members, a truncated
 // GeoPackage; a zipped shapefile named roads.zip, and a ZIP holding one beside other files.
 import assert from 'node:assert/strict';
@@ -178,7 +178,7 @@ test('a zipped shapefile named roads.zip is a shapefile; a ZIP holding one besid
   assert.deepEqual(Object.keys((await import('fflate')).unzipSync(zip)).sort(), Object.keys(members).sort());
 });
 
-test('hostile uploads: another driver\'s file, an http schema, "../" members, a truncated GeoPackage', async () => {
+test('hostile uploads: another driver\'s file, an external entity, an http schema, "../" members, a truncated GeoPackage', async () => {
   // A VRT dressed as KML and GML, naming /etc/passwd: refused, nothing of the file comes back.
   const vrt = '<OGRVRTDataSource><OGRVRTLayer name="x"><SrcDataSource>CSV:/etc/passwd</SrcDataSource></OGRVRTLayer></OGRVRTDataSource>';
   for (const name of ['evil.kml', 'evil.gml', 'evil.gpx']) {
@@ -187,6 +187,11 @@ test('hostile uploads: another driver\'s file, an http schema, "../" members, a 
     assert.equal(final.error?.code, 'corrupt_input', name);
     assert.doesNotMatch(JSON.stringify(final), /root:|nologin/, name);
   }
+  // A KML declaring an external entity (the file it would read in): nothing expanded, refused.
+  const entity = `<?xml version="1.0"?>\n<!DOCTYPE kml [<!ENTITY secret SYSTEM "file:///etc/passwd">]>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Placemark><name>&secret;</name><Point><coordinates>8.5,47.4</coordinates></Point></Placemark></kml>`;
+  const { final: expanded } = await runWithOptions(server.url, Buffer.from(entity), 'entity.kml', 'geojson');
+  assert.equal(expanded.error?.code, 'unsafe_input', JSON.stringify(expanded));
+  assert.doesNotMatch(JSON.stringify(expanded), /root:|nologin/);
   // A GML naming an http schema and an xlink: converted without a fetch, in moments.
   const gml = `<?xml version="1.0" encoding="UTF-8"?>
 <ogr:FeatureCollection xmlns:ogr="http://ogr.maptools.org/" xmlns:gml="http://www.opengis.net/gml" xmlns:xlink="http://www.w3.org/1999/xlink"

@@ -12,7 +12,7 @@
 //    as three .shp files in its ZIP;
 // 3. the result is written by the target's driver.
 //
-// Safety (docs/security.md#geodata):
+// Safety (docs/security.md#geodata-gdal):
 // - GDAL picks a driver by probing the file's content, whatever its name: a file named .kml that
 //   holds a VRT ("virtual" dataset naming /etc/passwd, or a URL, as its source) would be opened
 //   as that VRT. GDAL 3.6's ogr2ogr has no `-if` to force the input driver (3.7 added it), so two
@@ -309,11 +309,12 @@ export class GdalEngine implements Engine {
       }
       return `/vsizip/${link}${shapefileFolder(members)}`;
     }
-    if (!contentMatches(from, head)) {
-      throw new ConvertdError('corrupt_input', `The file is not ${NAMES[from]}: its content is something else (another format named .${from}?). Send a real ${NAMES[from]} file.`);
-    }
+    // Entities first: a DOCTYPE's internal subset would also hide the root element from the content check.
     if ((from === 'kml' || from === 'gpx' || from === 'gml') && /<!DOCTYPE|<!ENTITY/i.test(head.toString('utf8'))) {
       throw new ConvertdError('unsafe_input', `The ${NAMES[from]} file declares a DOCTYPE (entities): this service does not expand them. Remove the DOCTYPE and send it again.`);
+    }
+    if (!contentMatches(from, head)) {
+      throw new ConvertdError('corrupt_input', `The file is not ${NAMES[from]}: its content is something else (another format named .${from}?). Send a real ${NAMES[from]} file.`);
     }
     return input;
   }
