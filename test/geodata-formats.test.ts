@@ -12,12 +12,13 @@
 // GeoPackage; a zipped shapefile named roads.zip, and a ZIP holding one beside other files.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { zipSync, strToU8 } from 'fflate';
-import { convert, fetchCatalogue, mapInFlight, runWithOptions, submitWithOptions, expectError, type CatalogueEntry } from './helpers/client.ts';
+import { convert, download, fetchCatalogue, mapInFlight, runWithOptions, submitWithOptions, expectError, type CatalogueEntry } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 const execFileAsync = promisify(execFile);
@@ -214,4 +215,43 @@ test('hostile uploads: another driver\'s file, an external entity, an http schem
   const { final: cut } = await runWithOptions(server.url, gpkg.subarray(0, Math.floor(gpkg.length / 2)), 'cut.gpkg', 'geojson');
   assert.equal(cut.status, 'error');
   assert.equal(cut.error?.code, 'corrupt_input');
+});
+
+/** The shared corpus's geodata (public projects' sample files), when it is there. */
+const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
+const CORPUS_FAMILIES = ['geojson', 'kml', 'gpx', 'gml', 'gpkg', 'shp'];
+/**
+ * Corpus files that do not convert, and why. CityGML 3.0's building solids are geometry GDAL 3.6
+ * cannot parse ("Invalid exterior element"): the client hears corrupt_input naming that.
+ */
+const CORPUS_REFUSED: Readonly<Record<string, { code: string; message: RegExp }>> = {
+  'citygml4j-lod2-buildings-v3.gml': { code: 'corrupt_input', message: /cannot be parsed/ },
+};
+
+test('corpus: real geodata files convert, their features all there', { skip: existsSync(CORPUS) ? false : 'no ../shared/corpus here' }, async () => {
+  const files = CORPUS_FAMILIES.flatMap((family) => (existsSync(path.join(CORPUS, family)) ? readdirSync(path.join(CORPUS, family)) : [])
+    .filter((name) => !name.endsWith('.gfs')).map((name) => ({ family, name, file: path.join(CORPUS, family, name) })));
+  assert.ok(files.length >= 10, `${files.length} corpus files`);
+  await mapInFlight(files, 3, async ({ family, name, file }) => {
+    // GeoJSON files to KML (a GeoJSON target would be themselves), the others to GeoJSON.
+    const target = family === 'geojson' ? 'kml' : 'geojson';
+    const { final } = await runWithOptions(server.url, await fs.readFile(file), name, target, {}, { timeoutMs: 120_000 });
+    const refused = CORPUS_REFUSED[name];
+    if (refused) {
+      assert.equal(final.error?.code, refused.code, `${name}: ${JSON.stringify(final.error)}`);
+      assert.match(final.error?.message ?? '', refused.message, name);
+      return;
+    }
+    assert.equal(final.status, 'done', `${name} → ${target}: ${JSON.stringify(final.error)}`);
+    assert.equal(final.source, family, name);
+    const text = (await download(server.url, final.download_url!)).bytes.toString('utf8');
+    // The features the source holds (counted by the source's own structure where it is text), all there.
+    const count = target === 'kml' ? (text.match(/<Placemark\b/g) ?? []).length : (JSON.parse(text) as { features: unknown[] }).features.length;
+    const expected = family === 'geojson' ? (JSON.parse(await fs.readFile(file, 'utf8')) as { features: unknown[] }).features.length
+      : family === 'kml' ? ((await fs.readFile(file, 'utf8')).match(/<Placemark\b/g) ?? []).length
+        : family === 'gpx' ? ((await fs.readFile(file, 'utf8')).match(/<(wpt|trk|rte)\b/g) ?? []).length
+          : undefined;
+    if (expected !== undefined) assert.equal(count, expected, `${name} → ${target}: features`);
+    else assert.ok(count > 0, `${name} → ${target}: no feature`);
+  });
 });

@@ -49,9 +49,13 @@ import { isFlatGeobuf, isGeoPackage } from './formats.ts';
 const OGR2OGR = '/usr/bin/ogr2ogr';
 const OGRINFO = '/usr/bin/ogrinfo';
 
-/** The driver GDAL reads each format with. */
+/**
+ * The driver GDAL reads each format with. KML through LIBKML where GDAL has it: the plain KML
+ * driver skips Google's gx:Track, so a GPS track (the whole point of most KML from a watch or a
+ * phone) came out as its start and end points alone.
+ */
 const READERS: Readonly<Record<string, string>> = {
-  geojson: 'GeoJSON', topojson: 'TopoJSON', kml: 'KML', kmz: 'KML', gpx: 'GPX', gml: 'GML', gpkg: 'GPKG', fgb: 'FlatGeobuf', shp: 'ESRI Shapefile',
+  geojson: 'GeoJSON', topojson: 'TopoJSON', kml: 'LIBKML', kmz: 'LIBKML', gpx: 'GPX', gml: 'GML', gpkg: 'GPKG', fgb: 'FlatGeobuf', shp: 'ESRI Shapefile',
 };
 /**
  * The driver GDAL writes each format with. A KMZ is the KML driver's document zipped here as
@@ -172,7 +176,7 @@ export class GdalEngine implements Engine {
         if (single) await fs.writeFile(path.join(dir, source), JSON.stringify({ type: 'FeatureCollection', features: JSON.parse(PROBE_GEOJSON).features.slice(0, 1) }));
         const wrote = await run(OGR2OGR, ['-f', writer, ...creationOptions(to), file, source], ['GeoJSON', writer]);
         const back = to === 'shp' ? `/vsizip/${path.join(dir, file)}` : file;
-        if (wrote.exitCode === 0 && await reads(back, READERS[to]!)) works.add(to);
+        if (wrote.exitCode === 0 && await reads(back, this.readerOf(to)!)) works.add(to);
         else this.context.log.warn({ format: to, stderr: wrote.stderr.slice(-500) }, 'gdal probe: format left out');
       }
       // GeoJSON is read by every route and written by the others' round trips: without it, nothing.
@@ -197,6 +201,12 @@ export class GdalEngine implements Engine {
     this.drivers = names;
   }
 
+  /** The driver that reads `format` here: LIBKML's stand-in is the plain KML driver, when GDAL was built without it. */
+  private readerOf(format: string): string | undefined {
+    const reader = READERS[format];
+    return reader === 'LIBKML' && !this.drivers.includes('LIBKML') ? 'KML' : reader;
+  }
+
   /** GDAL_SKIP for a run: every driver but `keep` (names with a space cannot be listed, and are kept). */
   private environment(keep: readonly string[]): Record<string, string> {
     const skip = this.drivers.filter((name) => !keep.includes(name) && !/\s/.test(name));
@@ -205,7 +215,7 @@ export class GdalEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { from, to, workDir } = request;
-    const reader = READERS[from];
+    const reader = this.readerOf(from);
     const writer = WRITERS[to];
     if (!reader || !writer) throw new ConvertdError('conversion_failed', `GDAL does not convert ${from} to ${to} here.`);
     const deadline = performance.now() + request.limits.timeoutMs;
@@ -228,7 +238,7 @@ export class GdalEngine implements Engine {
         const [layer] = layers as [LayerFacts];
         const args = ['-f', writer, ...creationOptions(to), ...(srs !== undefined ? this.reprojection(request, layer, srs) : []), ...openOptions(from), result, source, layer.name, '-nln', 'features'];
         const run = await this.ogr(request, args, [reader, writer], deadline);
-        if (run.exitCode !== 0) throw (/Unable to open|not recognized|Failed to open|parse|Invalid/i.test(gdalError(run.stderr)) ? readFailure : writeFailure)(run.stderr);
+        if (run.exitCode !== 0) throw (READ_ERROR.test(gdalError(run.stderr)) ? readFailure : writeFailure)(run.stderr);
         await this.finish(request, result);
         return;
       }
@@ -453,7 +463,14 @@ export function contentMatches(format: string, head: Buffer): boolean {
 }
 
 /** GDAL's last "ERROR n: ..." line, shortened; its last line otherwise. */
+/** GDAL's words for an input it could not read (a feature's geometry included), as opposed to a target it could not write. */
+const READ_ERROR = /Unable to open|not recognized|Failed to open|cannot be parsed|parse error|Invalid/i;
+
 function gdalError(stderr: string): string {
-  const errors = stderr.split('\n').filter((line) => /^ERROR \d+:/.test(line));
-  return (errors.at(-1)?.replace(/^ERROR \d+:\s*/, '') ?? lastErrorLine(stderr) ?? 'no message').slice(0, 300);
+  // The first error says what went wrong; ogr2ogr's last ("Terminating translation prematurely
+  // after failed translation of layer ...") only that it stopped.
+  const errors = stderr.split('\n').filter((line) => /^ERROR \d+:/.test(line) && !/Terminating translation prematurely/.test(line));
+  // Its advice on GDAL's own settings ("You may set the GML_SKIP_CORRUPTED_FEATURES configuration
+  // option...") is not the client's to follow.
+  return (errors[0]?.replace(/^ERROR \d+:\s*/, '').replace(/\.?\s*You may set .*$/, '') ?? lastErrorLine(stderr) ?? 'no message').slice(0, 300);
 }
