@@ -62,6 +62,11 @@ def wkb(data, at=0):
     return vertices, at
 
 
+def coordinate_tuples(text):
+    """The x, y of each "x,y[,z]" tuple of a KML <coordinates> or GML 2 <gml:coordinates> element."""
+    return [tuple(float(v) for v in tuple_.split(',')[:2]) for tuple_ in text.split()]
+
+
 def from_kml(text):
     root = ET.fromstring(text)
     features = []
@@ -72,9 +77,7 @@ def from_kml(text):
         vertices = []
         for e in placemark.iter():
             if local(e.tag) == 'coordinates' and e.text:
-                for tuple_ in e.text.split():
-                    x, y = tuple_.split(',')[:2]
-                    vertices.append((float(x), float(y)))
+                vertices.extend(coordinate_tuples(e.text))
         features.append((name, vertices))
     return features
 
@@ -106,9 +109,7 @@ def from_gml(text):
                     numbers = [float(v) for v in e.text.split()]
                     vertices.extend(zip(numbers[0::2], numbers[1::2]))
                 elif local(e.tag) == 'coordinates' and e.text:
-                    for tuple_ in e.text.split():
-                        x, y = tuple_.split(',')[:2]
-                        vertices.append((float(x), float(y)))
+                    vertices.extend(coordinate_tuples(e.text))
             features.append((name, vertices))
     return features
 
