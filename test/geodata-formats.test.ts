@@ -161,7 +161,7 @@ test('srs: EPSG:3857 puts the point at its spherical Mercator metres; a code off
   }
 });
 
-test('a zipped shapefile named roads.zip is a shapefile; a ZIP holding one beside other files stays a zip', async () => {
+test('a zipped shapefile named roads.zip is a shapefile, a ZIP holding one beside other files stays a zip; a KMZ is a ZIP named .kmz', async () => {
   const shp = sources.get('shp')!;
   const { record } = await convert(server.url, shp, 'roads.zip', 'geojson');
   assert.equal(record.source, 'shp');
@@ -169,6 +169,14 @@ test('a zipped shapefile named roads.zip is a shapefile; a ZIP holding one besid
   const mixed = Buffer.from(zipSync({ ...members, 'readme.txt': strToU8('roads of the district') }));
   const { record: archive } = await convert(server.url, mixed, 'bundle.zip', 'tar');
   assert.equal(archive.source, 'zip');
+  // A KMZ is a ZIP named .kmz: an archive holding a KML first and its CSV export beside it stays
+  // an archive (the shared corpus has one); the same bytes named .kmz are a KMZ.
+  const kml = (await import('fflate')).unzipSync(sources.get('kmz')!)['doc.kml']!;
+  const export_ = Buffer.from(zipSync({ 'survey.kml': kml, 'survey.csv': strToU8('name,lon,lat\nZürich,8.54,47.37\n') }));
+  const { record: asArchive } = await convert(server.url, export_, 'survey.zip', 'tar');
+  assert.equal(asArchive.source, 'zip');
+  const { record: asKmz } = await convert(server.url, export_, 'survey.kmz', 'geojson');
+  assert.equal(asKmz.source, 'kmz');
   // The other way: a tar of a shapefile's parts made a ZIP of them, which is still the zip asked
   // for (the output check once took it for a zipped shapefile and failed the job).
   const dir = await tempDir('shp-tar-');

@@ -1,8 +1,11 @@
-// Geodata packed as a ZIP, known by the members its central directory lists (zip-directory.ts):
-// a KMZ (Google Earth's zipped KML: the main document is doc.kml, or the first .kml, at the top)
-// and a zipped ESRI shapefile (the .shp, .shx, .dbf and side files of one or more shapefiles, and
-// nothing else). file-type calls both plain "zip"; the sniffer asks here first (ooxml-shortcut.ts,
-// packageKind), and the gdal engine reads the same lists to choose and check what GDAL opens.
+// Geodata packed as a ZIP: a zipped ESRI shapefile (the .shp, .shx, .dbf and side files of one or
+// more shapefiles, and nothing else), known by the members its central directory lists
+// (zip-directory.ts), and a KMZ (Google Earth's zipped KML: the main document is doc.kml, or the
+// first .kml, at the top). file-type calls both plain "zip"; the sniffer asks here for the
+// shapefile (ooxml-shortcut.ts, packageKind). A KMZ is a ZIP named .kmz (gdal/formats.ts): by its
+// members alone, an archive that merely holds a KML first (a KML beside its CSV export) would no
+// longer convert as the archive it is. The gdal engine reads the same lists to choose and check
+// what GDAL opens.
 import type { FileTypeResult } from 'file-type';
 import type { ZipMember } from './zip-directory.ts';
 
@@ -36,12 +39,9 @@ export function safeMemberName(name: string): boolean {
   return name !== '' && !name.startsWith('/') && !/^[A-Za-z]:/.test(name) && !/[\\\0]/.test(name) && !name.split('/').includes('..');
 }
 
-export const KMZ: FileTypeResult = { ext: 'kmz', mime: 'application/vnd.google-earth.kmz' } as FileTypeResult;
 export const ZIPPED_SHAPEFILE: FileTypeResult = { ext: 'shp', mime: 'application/x-shapefile+zip' } as FileTypeResult;
 
-/** KMZ or zipped shapefile by the members, or undefined. */
+/** A zipped shapefile by the members, or undefined. */
 export function geodataPackageKind(members: readonly ZipMember[]): FileTypeResult | undefined {
-  if (shapefileMembers(members)) return ZIPPED_SHAPEFILE;
-  if (kmzDocument(members)) return KMZ;
-  return undefined;
+  return shapefileMembers(members) ? ZIPPED_SHAPEFILE : undefined;
 }

@@ -291,7 +291,7 @@ function xpsKind(zip: ByteSource, members: readonly ZipMember[]): FileTypeResult
 
 /**
  * What the archive's central directory shows it to be: an iWork document, an XPS or OpenXPS
- * document by its package relationship, a KMZ or a zipped shapefile by its members, or an OOXML kind by its
+ * document by its package relationship, a zipped shapefile by its members, or an OOXML kind by its
  * [Content_Types].xml alone (ooxmlKind); undefined leaves the decision to file-type's walk.
  */
 export async function packageKind(zip: ByteSource): Promise<FileTypeResult | undefined> {
@@ -303,7 +303,7 @@ export async function packageKind(zip: ByteSource): Promise<FileTypeResult | und
     if (iwork) return iwork;
     const xps = xpsKind(zip, members);
     if (xps) return xps;
-    // A KMZ or a zipped shapefile (geodata-packages.ts), which file-type calls plain zip.
+    // A zipped shapefile (geodata-packages.ts), which file-type calls plain zip.
     const geodata = geodataPackageKind(members);
     if (geodata) return geodata;
   } catch {

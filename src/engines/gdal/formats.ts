@@ -4,8 +4,8 @@
 // checks their content against the format before GDAL opens them (engine.ts, contentMatches), so
 // a file named .kml that holds something else (a VRT naming /etc/passwd) never reaches a driver.
 // The binary ones are recognised by content: a GeoPackage by SQLite's header and its application
-// id, a FlatGeobuf by its magic bytes, and the two ZIP packages, KMZ and a zipped shapefile, by
-// their central directory (formats/ooxml-shortcut.ts, geodataPackageKind).
+// id, a FlatGeobuf by its magic bytes, a zipped shapefile by its central directory
+// (formats/ooxml-shortcut.ts, geodataPackageKind), and a KMZ as a ZIP named .kmz.
 import type { FormatDefinition } from '../../formats/catalogue.ts';
 
 /** SQLite's header, then PRAGMA application_id at offset 68: "GPKG" (GeoPackage 1.2+), "GP10"/"GP11" (1.0, 1.1). */
@@ -24,8 +24,9 @@ export const FORMATS: readonly FormatDefinition[] = [
   { id: 'geojson', name: 'GeoJSON', category: 'geodata', mediaType: 'application/geo+json', extensions: ['geojson'], detect: 'extension' },
   { id: 'topojson', name: 'TopoJSON', category: 'geodata', mediaType: 'application/topo+json', extensions: ['topojson'], detect: 'extension' },
   { id: 'kml', name: 'Keyhole Markup Language (KML)', category: 'geodata', mediaType: 'application/vnd.google-earth.kml+xml', extensions: ['kml'], detect: 'extension' },
-  // A ZIP whose main member is a .kml (doc.kml): file-type calls it plain zip; the directory decides.
-  { id: 'kmz', name: 'Zipped KML (KMZ)', category: 'geodata', mediaType: 'application/vnd.google-earth.kmz', extensions: ['kmz'], detect: 'magic' },
+  // A ZIP named .kmz (as a comic is a ZIP named .cbz); the engine then looks for its doc.kml, or
+  // a .kml as its first member. Named .zip, it is an archive (formats/geodata-packages.ts says why).
+  { id: 'kmz', name: 'Zipped KML (KMZ)', category: 'geodata', mediaType: 'application/vnd.google-earth.kmz', extensions: ['kmz'], detect: 'magic', signatureOf: 'zip', nameDecides: true },
   { id: 'gpx', name: 'GPS Exchange Format (GPX)', category: 'geodata', mediaType: 'application/gpx+xml', extensions: ['gpx'], detect: 'extension' },
   { id: 'gml', name: 'Geography Markup Language (GML)', category: 'geodata', mediaType: 'application/gml+xml', extensions: ['gml'], detect: 'extension' },
   { id: 'gpkg', name: 'GeoPackage', category: 'geodata', mediaType: 'application/geopackage+sqlite3', extensions: ['gpkg'], detect: 'magic', signature: isGeoPackage },
