@@ -8,6 +8,7 @@ import { ConvertdError } from '../errors.ts';
 import type { FormatCatalogue } from '../formats/catalogue.ts';
 import { checkInputCaps } from '../formats/input-caps.ts';
 import { formatOfContent } from '../formats/sniff.ts';
+import { END_OF_CENTRAL_DIRECTORY, LOCAL_HEADER } from '../formats/zip-directory.ts';
 import type { StepOptions } from './options.ts';
 import type { Route } from './planner.ts';
 import type { EngineLimits } from './types.ts';
@@ -79,8 +80,8 @@ async function hasZipSignature(file: string): Promise<boolean> {
   const handle = await fs.open(file, 'r');
   try {
     const head = Buffer.alloc(4);
-    await handle.read(head, 0, 4, 0);
-    return head.equals(Buffer.from('PK\x03\x04', 'latin1')) || head.equals(Buffer.from('PK\x05\x06', 'latin1'));
+    const { bytesRead } = await handle.read(head, 0, 4, 0);
+    return bytesRead === 4 && [LOCAL_HEADER, END_OF_CENTRAL_DIRECTORY].includes(head.readUInt32LE(0));
   } finally {
     await handle.close();
   }

@@ -34,11 +34,6 @@ export function kmzDocument(members: readonly ZipMember[]): string | undefined {
   return first && /^[^/\\]+\.kml$/i.test(first) ? first : undefined;
 }
 
-/** A name that stays inside the archive's own tree: relative, no ".." segment, no backslash, drive or NUL. */
-export function safeMemberName(name: string): boolean {
-  return name !== '' && !name.startsWith('/') && !/^[A-Za-z]:/.test(name) && !/[\\\0]/.test(name) && !name.split('/').includes('..');
-}
-
 export const ZIPPED_SHAPEFILE: FileTypeResult = { ext: 'shp', mime: 'application/x-shapefile+zip' } as FileTypeResult;
 
 /** A zipped shapefile by the members, or undefined. */

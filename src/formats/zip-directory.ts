@@ -31,7 +31,7 @@ export function fileSource(fd: number, size: number): ByteSource {
 
 export const LOCAL_HEADER = 0x04034b50;
 const CENTRAL_HEADER = 0x02014b50;
-const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
+export const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
 const END_RECORD_BYTES = 22;
 const MAX_COMMENT_BYTES = 0xffff;
 /** A directory larger than this (tens of thousands of entries) is no office document's. */

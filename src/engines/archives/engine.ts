@@ -40,6 +40,7 @@ import type { ArchiveMember, ArchiveMembers } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import { narrow, numberOption, OPTIONS, type OptionSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { memberName } from '../../formats/member-names.ts';
 
 const BSDTAR = '/usr/bin/bsdtar';
 const SEVEN_ZIP = '/usr/bin/7zz';
@@ -132,16 +133,6 @@ function edgeOptions(to: string): OptionSpec[] {
 // or repacked at another compression level. Never chained: every pair is one step already, and a
 // chain through another archive format would apply compression_level to the wrong archive.
 const EDGES: ConversionEdge[] = READS.flatMap((from) => WRITES.filter((to) => to !== from || to === 'zip').map((to) => ({ from, to, cost: 2, chainable: false, options: edgeOptions(to) })));
-
-/** A member name made safe, or the reason it is refused. */
-function memberName(raw: string): string | { refused: string } {
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(raw)) return { refused: 'a member name holds control characters' };
-  const name = raw.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
-  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return { refused: `the member "${raw}" has an absolute path` };
-  if (name.split('/').some((part) => part === '..')) return { refused: `the member "${raw}" points outside the archive` };
-  return name;
-}
 
 /** Counts the bytes that really pass, and stops the stream past a cap. */
 class ByteCounter extends Transform {

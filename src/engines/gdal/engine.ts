@@ -37,8 +37,9 @@ import fs from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import { kmzDocument, safeMemberName, shapefileMembers } from '../../formats/geodata-packages.ts';
-import { bufferSource, zipMembers } from '../../formats/zip-directory.ts';
+import { kmzDocument, shapefileMembers } from '../../formats/geodata-packages.ts';
+import { memberName } from '../../formats/member-names.ts';
+import { fileSource, zipMembers, type ZipMember } from '../../formats/zip-directory.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import { writeZip } from '../support/zip-writer.ts';
 import type { EngineContext } from '../module.ts';
@@ -304,11 +305,12 @@ export class GdalEngine implements Engine {
     const { input, from, workDir } = request;
     const head = await readHead(input, 64 * 1024);
     if (from === 'kmz' || from === 'shp') {
-      const bytes = await fs.readFile(input);
-      const members = zipMembers(bufferSource(bytes));
+      const members = await membersOf(input);
       if (!members) throw new ConvertdError('corrupt_input', from === 'shp' ? 'The shapefile must be sent as a ZIP of its .shp, .shx and .dbf files (and .prj): this is no readable ZIP.' : 'The KMZ is no readable ZIP archive: check that it is a valid KMZ file.');
-      const unsafe = members.find((member) => !safeMemberName(member.name));
-      if (unsafe) throw new ConvertdError('unsafe_input', `The ${NAMES[from]} holds a member named "${unsafe.name.slice(0, 80)}", a path leading outside it: this service does not open it.`);
+      for (const member of members) {
+        const name = memberName(member.name);
+        if (typeof name !== 'string') throw new ConvertdError('unsafe_input', `The ${NAMES[from]} cannot be opened: ${name.refused.slice(0, 160)}.`);
+      }
       const link = path.join(workDir, 'gdal-source.zip');
       await fs.rm(link, { force: true });
       await fs.link(input, link).catch(() => fs.copyFile(input, link));
@@ -425,6 +427,16 @@ async function declareXsi(result: string, output: string): Promise<void> {
     },
     createWriteStream(output),
   );
+}
+
+/** A ZIP's member list, read from its directory by positional reads (not the whole upload into memory). */
+async function membersOf(file: string): Promise<ZipMember[] | undefined> {
+  const handle = await fs.open(file, 'r');
+  try {
+    return zipMembers(fileSource(handle.fd, (await handle.stat()).size));
+  } finally {
+    await handle.close();
+  }
 }
 
 async function readHead(file: string, bytes: number): Promise<Buffer> {
