@@ -49,6 +49,8 @@ const BY_CATEGORY: Readonly<Record<Category, readonly string[]>> = {
   font: ['woff2', 'ttf'],
   // SubRip opens in every player; WebVTT is what a web page's <track> wants.
   subtitle: ['srt', 'vtt'],
+  // GeoJSON is what web maps and scripts read; KML opens in Google Earth, GPX on a GPS device.
+  geodata: ['geojson', 'kml', 'gpx'],
 };
 
 /** The target a file of `source` starts with: `remembered` when still offered, then the tables, then the first offered. */
