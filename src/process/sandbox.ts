@@ -85,7 +85,7 @@ export function wrap(program: string, args: readonly string[], request: SandboxR
     '--symlink', 'usr/lib64', '/lib64',
     '--symlink', 'usr/bin', '/bin',
     '--symlink', 'usr/sbin', '/sbin',
-    // No /sys: no engine needs one.
+    // No /sys: no engine needs one (ImageMagick binds its one read-only directory of memory settings).
     ...(request.procfs === true ? ['--proc', '/proc'] : []),
     '--dev', '/dev',
     '--tmpfs', '/tmp',
