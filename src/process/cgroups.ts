@@ -57,6 +57,8 @@ interface Active {
 export interface RunCgroup {
   /** Arguments that start a command inside these cgroups: `cgexec -g memory:<path> -g pids:<path>`. */
   readonly prefix: readonly string[];
+  /** The process list of each of these cgroups: a process that writes its own PID in each is inside them. */
+  readonly procsFiles: readonly string[];
   /** Whether the kernel's OOM killer killed a process in it. */
   outOfMemory(): boolean;
   /** Removes the cgroups once their processes are gone (retries a little while they are exiting). */
@@ -228,6 +230,7 @@ export function openRunCgroup(): RunCgroup | undefined {
     dirs.set(dir, entry);
   }
   const prefix: string[] = [CGEXEC];
+  const procsFiles: string[] = [];
   let memoryDir: string | undefined;
   for (const [dir, { hierarchy, controllers }] of dirs) {
     mkdirSync(dir);
@@ -240,16 +243,18 @@ export function openRunCgroup(): RunCgroup | undefined {
       if (existsSync(swap)) writeFileSync(swap, version === 1 ? String(memoryLimitBytes) : '0');
     }
     if (controllers.includes('pids')) writeFileSync(path.join(dir, 'pids.max'), String(MAX_ENGINE_TASKS));
-    // cgexec runs as the engine's user and moves itself: that user must be able to write the
+    // cgexec and the launchers run as the engine's user and move themselves: that user must be able to write the
     // cgroup's process list (the sandbox mounts no cgroupfs, so engines cannot reach it).
     if (engineUser) {
       for (const file of version === 1 ? ['cgroup.procs', 'tasks'] : ['cgroup.procs']) chownSync(path.join(dir, file), engineUser.uid, engineUser.gid);
     }
     prefix.push('-g', `${controllers.join(',')}:${path.relative(hierarchy.mountPoint, dir)}`);
+    procsFiles.push(path.join(dir, 'cgroup.procs'));
   }
   const eventsFile = memoryDir ? path.join(memoryDir, dirs.get(memoryDir)!.hierarchy.version === 1 ? 'memory.oom_control' : 'memory.events') : undefined;
   return {
     prefix,
+    procsFiles,
     outOfMemory: () => {
       if (!eventsFile) return false;
       try {

@@ -1,6 +1,6 @@
 // The one place where the service starts external programs. Every engine goes through runProcess:
 // an argument array (never a shell string), a clean environment, stdin closed (nothing can wait on
-// a password prompt), resource limits through prlimit, a wall-clock timeout, and on timeout or
+// a password prompt), resource limits (setrlimit, by the launcher or prlimit), a wall-clock timeout, and on timeout or
 // abort the whole process group is killed: soffice, gs under ImageMagick and chromium leave
 // grandchildren behind a plain child.kill() (soffice leaves oosplash and soffice.bin running;
 // docs/security.md#resource-limits). Inside, the program runs in the
@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { ConvertdError } from '../errors.ts';
 import { cgroupLimitsState, openRunCgroup } from './cgroups.ts';
-import { takeLauncher } from './launchers.ts';
+import { RLIMIT, takeLauncher } from './launchers.ts';
 import { sandboxSettings, wrap } from './sandbox.ts';
 
 export interface ResourceLimits {
@@ -70,14 +70,16 @@ const STDERR_KEEP = 16 * 1024;
 const STDOUT_KEEP = 1024 * 1024;
 const PRLIMIT = '/usr/bin/prlimit';
 
-function prlimitArgs(limits: ResourceLimits | undefined): string[] {
-  if (!limits) return [];
-  const args: string[] = [];
-  if (limits.cpuSeconds) args.push(`--cpu=${limits.cpuSeconds}`);
-  if (limits.fileSizeBytes) args.push(`--fsize=${limits.fileSizeBytes}`);
-  if (limits.openFiles) args.push(`--nofile=${limits.openFiles}`);
-  if (limits.addressSpaceBytes) args.push(`--as=${limits.addressSpaceBytes}`);
-  return args;
+/** The limits as prlimit's arguments and as the launcher's resource → value pairs. */
+function limitsOf(limits: ResourceLimits): { args: string[]; pairs: Array<readonly [number, number]> } {
+  const named: Array<[keyof typeof RLIMIT, number | undefined]> = [
+    ['cpu', limits.cpuSeconds], ['fsize', limits.fileSizeBytes], ['nofile', limits.openFiles], ['as', limits.addressSpaceBytes],
+  ];
+  const set = named.filter((entry): entry is [keyof typeof RLIMIT, number] => entry[1] !== undefined && entry[1] > 0);
+  return {
+    args: set.map(([name, value]) => `--${name}=${value}`),
+    pairs: set.map(([name, value]) => [RLIMIT[name], value] as const),
+  };
 }
 
 function killGroup(pid: number | undefined): void {
@@ -128,26 +130,27 @@ export function runProcess(program: string, args: readonly string[], options: Ru
   // Every engine process has CPU-time and open-file limits, whatever the engine asks; an engine
   // adds the output-size cap and, where it does not break the program (V8 reserves huge address
   // space), an address-space cap.
-  const limitArgs = prlimitArgs({
+  const limits = limitsOf({
     cpuSeconds: Math.ceil(options.timeoutMs / 1000) + 5,
     openFiles: 1024,
     ...options.limits,
   });
-  const usePrlimit = limitArgs.length > 0 && existsSync(PRLIMIT);
-  const limited = usePrlimit ? [PRLIMIT, ...limitArgs, '--', wrapped.command, ...wrapped.argv] : [wrapped.command, ...wrapped.argv];
   // The engine never runs outside its cgroups: either a launcher already inside them becomes the
-  // command (launchers.ts), or cgexec enters them first and then executes the rest. Launchers
-  // enter the working directory as the engine user, which bubblewrap needs to be able to do
-  // anyway; unsandboxed, the process is started from here, which enters it before switching user.
+  // command, setting the limits itself (launchers.ts), or cgexec enters them first and prlimit sets
+  // the limits before the rest is executed. Launchers enter the working directory as the engine
+  // user, which bubblewrap needs to be able to do anyway; unsandboxed, the process is started from
+  // here, which enters it before switching user.
   const launcher = sandbox.mode === 'bwrap' ? takeLauncher(sandbox) : undefined;
   const cgroup = launcher?.cgroup ?? openRunCgroup();
+  const usePrlimit = !launcher?.setsLimits && limits.args.length > 0 && existsSync(PRLIMIT);
+  const limited = usePrlimit ? [PRLIMIT, ...limits.args, '--', wrapped.command, ...wrapped.argv] : [wrapped.command, ...wrapped.argv];
 
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let child: ChildProcess;
     if (launcher) {
       child = launcher.child;
-      launcher.start(limited, options.cwd, env);
+      launcher.start(limited, options.cwd, env, launcher.setsLimits ? limits.pairs : []);
       // A launcher's stdin is a pipe: closed at once when the program is given none.
       if (!options.stdin) child.stdin!.end();
     } else {
