@@ -67,7 +67,7 @@ const BUSY_SUITES = [
  * here), in a second node --test of their own (one orders its files by name): a lane that ends
  * with suites that only wait would leave a core idle once the busy lane is done.
  */
-const BUSY_AFTER_WAITING = ['raster-formats', 'subtitle-pairs', 'vector-and-hostile-images', 'rendered-scripts', 'options-documents', 'options-media', 'options-images'].map((name) => `test/${name}.test.ts`);
+const BUSY_AFTER_WAITING = ['email-formats', 'raster-formats', 'subtitle-pairs', 'vector-and-hostile-images', 'rendered-scripts', 'options-documents', 'options-media', 'options-images'].map((name) => `test/${name}.test.ts`);
 
 function testFiles() {
   return readdirSync(path.join(root, 'test')).filter((name) => name.endsWith('.test.ts')).sort().map((name) => `test/${name}`);

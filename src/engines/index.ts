@@ -17,6 +17,7 @@ export const ENGINE_MODULES: readonly AnyEngineModule[] = [
   (await import('./fonttools/index.ts')).default,
   (await import('./archives/index.ts')).default,
   (await import('./data/index.ts')).default,
+  (await import('./email/index.ts')).default,
   (await import('./libreoffice/index.ts')).default,
   (await import('./pandoc/index.ts')).default,
   (await import('./poppler/index.ts')).default,

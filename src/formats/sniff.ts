@@ -79,12 +79,13 @@ function ownSignature(head: Buffer, catalogue: FormatCatalogue): string | undefi
  */
 async function compoundFileKind(file: string, catalogue: FormatCatalogue, ext = ''): Promise<string | undefined> {
   const content = await fs.readFile(file);
-  for (const format of catalogue.inCompoundFiles) {
-    // A directory entry's name is followed by a UTF-16 NUL terminator.
-    if (format.compoundStreams?.some((stream) => content.includes(Buffer.from(`${stream}\0`, 'utf16le')))) return format.id;
-  }
-  // Taken as the format its name says, so that the job can say it is encrypted (not "unsupported").
+  // A directory entry's name is followed by a UTF-16 NUL terminator. Every format whose streams
+  // are there matches: an Outlook message that carries a Word file carries the Word file's stream
+  // names too. The one the name says wins, else the first.
+  const matching = catalogue.inCompoundFiles.filter((format) => format.compoundStreams?.some((stream) => content.includes(Buffer.from(`${stream}\0`, 'utf16le'))));
   const named = catalogue.resolve(ext);
+  if (matching.length > 0) return (matching.find((format) => format.id === named?.id) ?? matching[0]!).id;
+  // Taken as the format its name says, so that the job can say it is encrypted (not "unsupported").
   if (named?.encryptedInCompoundFile && content.includes(Buffer.from('EncryptedPackage\0', 'utf16le'))) return named.id;
   return undefined;
 }

@@ -51,6 +51,8 @@ const BY_CATEGORY: Readonly<Record<Category, readonly string[]>> = {
   subtitle: ['srt', 'vtt'],
   // GeoJSON is what web maps and scripts read; KML opens in Google Earth, GPX on a GPS device.
   geodata: ['geojson', 'kml', 'gpx'],
+  // A message is read or kept as a PDF; its HTML page is the same without the document engines.
+  email: ['pdf', 'html', 'txt'],
 };
 
 /** The target a file of `source` starts with: `remembered` when still offered, then the tables, then the first offered. */

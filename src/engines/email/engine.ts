@@ -1,0 +1,82 @@
+// The email engine: EML, mbox and Outlook MSG become a self-contained HTML page (headers, the
+// sanitised body, the list of attachments), plain text, or a ZIP of the attachments (an mbox: of
+// its messages, each an .eml). Parsing runs in a pool of warm, sandboxed Node processes
+// (messages.ts): a message is hostile input (MIME bombs, deeply nested parts, huge headers), and a
+// parse that takes the CPU or the heap must not take the service with it. The HTML edge chains
+// on, so a message also reaches PDF and the document formats through the document engines,
+// which render the page in their own sandboxes with no network.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
+import type { EngineContext } from '../module.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const MODULE = fileURLToPath(new URL('./messages.ts', import.meta.url));
+const SOURCES = ['eml', 'msg', 'mbox'];
+
+const EDGES: ConversionEdge[] = SOURCES.flatMap((from): ConversionEdge[] => [
+  { from, to: 'html', cost: 1 },
+  // The text is a final rendition: a PDF or a document is made from the page (its layout, its
+  // pictures), never from the text.
+  { from, to: 'txt', cost: 1, endsRoute: true },
+  // The attachments themselves (an mbox's messages): for the upload only, never a step of a route.
+  { from, to: 'zip', cost: 1, chainable: false, endsRoute: true },
+]);
+
+export class EmailEngine implements Engine {
+  readonly id = 'email';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
+  readonly timeoutSeconds = 60;
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+  readonly pool: ProcessPool;
+  private readonly withScratchDir: EngineContext<unknown>['withScratchDir'];
+
+  constructor(context: EngineContext<unknown>) {
+    this.withScratchDir = context.withScratchDir;
+    this.pool = context.pools.node({
+      label: 'the e-mail reader',
+      logName: 'email',
+      module: MODULE,
+      heapMb: 512,
+      tooComplex: 'The message is too large or too deeply nested to read.',
+    }, { size: 1 });
+  }
+
+  estimateSeconds(inputBytes: number): number {
+    return 0.1 + inputBytes / 5_000_000;
+  }
+
+  async warm(): Promise<void> {
+    await this.pool.init();
+  }
+
+  async probe(): Promise<void> {
+    await this.pool.init();
+    await this.withScratchDir(async (dir) => {
+      const message = 'From: Probe <probe@example.org>\r\nTo: convertd@example.org\r\nSubject: probe\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nconvertd probe\r\n';
+      await fs.writeFile(path.join(dir, 'probe.eml'), message);
+      await this.pool.convert(path.join(dir, 'probe.eml'), path.join(dir, 'probe.txt'), { from: 'eml', to: 'txt' }, 30_000, AbortSignal.timeout(60_000), { probe: true });
+      if (!(await fs.readFile(path.join(dir, 'probe.txt'), 'utf8')).includes('convertd probe')) throw new Error('the e-mail reader wrote something unexpected');
+    });
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, from, to, limits, signal } = request;
+    await this.pool.convert(input, output, { from, to, maxOutputBytes: limits.maxOutputBytes }, limits.timeoutMs, signal);
+  }
+
+  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
+    return this.pool.health();
+  }
+
+  poolStats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
