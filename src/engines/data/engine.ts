@@ -6,11 +6,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
+import type { ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
 import { narrow, numberOption, OPTIONS, type OptionSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import type { DataOptions } from './convert.ts';
+import { PooledEngine } from '../support/pooled-engine.ts';
 
 const MODULE = fileURLToPath(new URL('./convert.ts', import.meta.url));
 
@@ -78,7 +79,7 @@ const EDGES: ConversionEdge[] = [
   }))),
 ];
 
-export class DataEngine implements Engine {
+export class DataEngine extends PooledEngine implements Engine {
   readonly id = 'data';
   /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
   readonly probeMemory = 'edges' as const;
@@ -89,6 +90,7 @@ export class DataEngine implements Engine {
   private readonly withScratchDir: EngineContext<unknown>['withScratchDir'];
 
   constructor(context: EngineContext<unknown>) {
+    super();
     this.withScratchDir = context.withScratchDir;
     this.pool = context.pools.node({
       label: 'the data converter',
@@ -101,10 +103,6 @@ export class DataEngine implements Engine {
 
   estimateSeconds(inputBytes: number): number {
     return 0.05 + inputBytes / 3_000_000;
-  }
-
-  async warm(): Promise<void> {
-    await this.pool.init();
   }
 
   async probe(): Promise<void> {
@@ -128,17 +126,5 @@ export class DataEngine implements Engine {
       ...(numberOption(request.options, 'indent') !== undefined ? { indent: numberOption(request.options, 'indent') } : {}),
     };
     await this.pool.convert(input, output, { from, to, options }, limits.timeoutMs, signal);
-  }
-
-  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
-    return this.pool.health();
-  }
-
-  poolStats(): PoolStats {
-    return this.pool.stats();
-  }
-
-  async close(): Promise<void> {
-    await this.pool.close();
   }
 }

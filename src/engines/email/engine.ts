@@ -8,9 +8,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
+import type { ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { PooledEngine } from '../support/pooled-engine.ts';
 
 const MODULE = fileURLToPath(new URL('./messages.ts', import.meta.url));
 const SOURCES = ['eml', 'msg', 'mbox'];
@@ -24,7 +25,7 @@ const EDGES: ConversionEdge[] = SOURCES.flatMap((from): ConversionEdge[] => [
   { from, to: 'zip', cost: 1, chainable: false, endsRoute: true },
 ]);
 
-export class EmailEngine implements Engine {
+export class EmailEngine extends PooledEngine implements Engine {
   readonly id = 'email';
   /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
   readonly probeMemory = 'edges' as const;
@@ -35,6 +36,7 @@ export class EmailEngine implements Engine {
   private readonly withScratchDir: EngineContext<unknown>['withScratchDir'];
 
   constructor(context: EngineContext<unknown>) {
+    super();
     this.withScratchDir = context.withScratchDir;
     this.pool = context.pools.node({
       label: 'the e-mail reader',
@@ -47,10 +49,6 @@ export class EmailEngine implements Engine {
 
   estimateSeconds(inputBytes: number): number {
     return 0.1 + inputBytes / 5_000_000;
-  }
-
-  async warm(): Promise<void> {
-    await this.pool.init();
   }
 
   async probe(): Promise<void> {
@@ -66,17 +64,5 @@ export class EmailEngine implements Engine {
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, limits, signal } = request;
     await this.pool.convert(input, output, { from, to, maxOutputBytes: limits.maxOutputBytes }, limits.timeoutMs, signal);
-  }
-
-  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
-    return this.pool.health();
-  }
-
-  poolStats(): PoolStats {
-    return this.pool.stats();
-  }
-
-  async close(): Promise<void> {
-    await this.pool.close();
   }
 }

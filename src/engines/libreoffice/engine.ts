@@ -8,13 +8,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
+import type { ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, narrow, OPTIONS, pageRangeOption, type OptionSpec, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { isPasswordProtected } from './office-encryption.ts';
 import { libreOfficeProgram, officeMessage, type OfficeRequest } from './office-pool.ts';
 import type { LibreOfficeSettings } from './settings.ts';
+import { PooledEngine } from '../support/pooled-engine.ts';
 
 interface Family {
   readonly name: string;
@@ -207,7 +208,7 @@ function readEdges(family: Family): ConversionEdge[] {
   })));
 }
 
-export class LibreOfficeEngine implements Engine {
+export class LibreOfficeEngine extends PooledEngine implements Engine {
   readonly id = 'libreoffice';
   /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
   readonly probeMemory = 'edges' as const;
@@ -220,6 +221,7 @@ export class LibreOfficeEngine implements Engine {
   private readonly withScratchDir: EngineContext<LibreOfficeSettings>['withScratchDir'];
 
   constructor(context: EngineContext<LibreOfficeSettings>) {
+    super();
     const { settings } = context;
     this.withScratchDir = context.withScratchDir;
     this.pool = context.pools.create(libreOfficeProgram(context.maxOutputBytes), {
@@ -233,10 +235,6 @@ export class LibreOfficeEngine implements Engine {
 
   estimateSeconds(inputBytes: number, from: string): number {
     return (from.startsWith('ppt') || from === 'odp' ? 1.5 : 1) + inputBytes / 200_000;
-  }
-
-  async warm(): Promise<void> {
-    await this.pool.init();
   }
 
   /** Starts the pool and converts a tiny document of each family; families that fail are not advertised. */
@@ -276,17 +274,5 @@ export class LibreOfficeEngine implements Engine {
       }
       throw error;
     }
-  }
-
-  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
-    return this.pool.health();
-  }
-
-  poolStats(): PoolStats {
-    return this.pool.stats();
-  }
-
-  async close(): Promise<void> {
-    await this.pool.close();
   }
 }

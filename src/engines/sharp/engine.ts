@@ -3,13 +3,14 @@
 // cgroup and time limit, and the service process never loads it.
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
+import type { ProcessPool } from '../../process/pool/index.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { rasterOptions, type RasterTarget } from '../support/raster-options.ts';
 import { isRaster, RASTER_FORMATS, type RasterFormat } from './formats.ts';
 import { narrow, OPTIONS, type OptionSpec, type StepOptions } from '../options.ts';
+import { PooledEngine } from '../support/pooled-engine.ts';
 
 const IMAGES = fileURLToPath(new URL('./images.ts', import.meta.url));
 
@@ -48,7 +49,7 @@ const EDGES: ConversionEdge[] = [
 
 type ImageLimits = Pick<ConvertRequest['limits'], 'maxImagePixels' | 'timeoutMs'>;
 
-export class SharpEngine implements Engine, RasterImages {
+export class SharpEngine extends PooledEngine implements Engine, RasterImages {
   readonly id = 'sharp';
   /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
   readonly probeMemory = 'edges' as const;
@@ -59,6 +60,7 @@ export class SharpEngine implements Engine, RasterImages {
   readonly capabilities = { 'raster-images': this };
 
   constructor(context: EngineContext<unknown>) {
+    super();
     this.pool = context.pools.node({
       label: 'sharp',
       logName: 'sharp',
@@ -73,10 +75,6 @@ export class SharpEngine implements Engine, RasterImages {
     const base = 0.2 + inputBytes / 4_000_000;
     // A frame archive encodes every frame as an image of its own.
     return to === 'avif' ? base * 3 : to === 'zip' ? base * 4 : base;
-  }
-
-  async warm(): Promise<void> {
-    await this.pool.init();
   }
 
   async probe(): Promise<readonly ConversionEdge[]> {
@@ -121,17 +119,5 @@ export class SharpEngine implements Engine, RasterImages {
     await this.pool.convert(input, output, {
       op: 'greymap', maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000),
     }, limits.timeoutMs, signal);
-  }
-
-  health(): { ok: boolean; detail: Readonly<Record<string, unknown>> } {
-    return this.pool.health();
-  }
-
-  poolStats(): PoolStats {
-    return this.pool.stats();
-  }
-
-  async close(): Promise<void> {
-    await this.pool.close();
   }
 }
