@@ -93,7 +93,7 @@ test('the client throws typed errors with the service\'s codes', async () => {
   await assert.rejects(new ConvertdClient('http://127.0.0.1:9').formats(), (error: unknown) => error instanceof ConvertdApiError && error.code === 'network_error');
 });
 
-test('the client waits out a 429 with its Retry-After and then succeeds', { timeout: 60_000 }, async () => {
+test('the client waits out a 429 with its Retry-After and then succeeds', { timeout: 180_000 }, async () => {
   const limited = await startServer({ CONVERTD_RATE_LIMITS: '2/3s', CONVERTD_READ_RATE_LIMITS: 'off' });
   try {
     const log: Array<{ url: string; status: number }> = [];
