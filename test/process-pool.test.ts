@@ -314,5 +314,5 @@ test('close() stops every process, a successor included, and refuses new jobs', 
   assert.ok(await cut instanceof ConvertdError, 'the job cut short fails');
   assert.equal(fake.pool.stats().alive, 0);
   assert.equal(fake.pool.health().ok, false);
-  await assert.rejects(fake.convert(), { name: 'ConvertdError', code: 'conversion_failed', message: /^The Fake pool is shutting down/ });
+  await assert.rejects(fake.convert(), { name: 'ConvertdError', code: 'conversion_failed', message: /^The pool of Fake is shutting down/ });
 });

@@ -165,7 +165,7 @@ export class ProcessPool {
 
   private acquire(signal: AbortSignal): Promise<Slot> {
     signal.throwIfAborted();
-    if (this.closed) return Promise.reject(new ConvertdError('conversion_failed', `The ${this.program.label} pool is shutting down.`));
+    if (this.closed) return Promise.reject(new ConvertdError('conversion_failed', `The pool of ${this.program.label} is shutting down.`));
     const free = this.slots.find((s) => !s.busy);
     if (free) {
       free.busy = true;
@@ -336,7 +336,7 @@ export class ProcessPool {
     await giveToEngineUser(dir);
     const process = new WarmProcess(this.program, dir, this.options.startTimeoutMs ?? 60_000);
     this.started++;
-    this.options.log?.info({ event: `${logName}_start`, slot: slot.index, generation: slot.generation }, `starting a ${label} process`);
+    this.options.log?.info({ event: `${logName}_start`, slot: slot.index, generation: slot.generation }, `starting a process for ${label}`);
     void process.exited.then(() => {
       if (this.closed) return;
       this.options.log?.info({ event: `${logName}_exit`, slot: slot.index, reason: process.deathReason }, `a ${label} process ended`);
