@@ -44,7 +44,7 @@ export class EmailEngine extends PooledEngine implements Engine {
       module: MODULE,
       heapMb: 512,
       tooComplex: 'The message is too large or too deeply nested to read.',
-    }, { size: 1 });
+    });
   }
 
   estimateSeconds(inputBytes: number): number {

@@ -8,15 +8,16 @@
 //   <style> block, no style that names a URL, no image but a `data:` one. A remote image (the
 //   tracking pixel of a newsletter) is replaced by its alt text: whoever opens the converted page
 //   tells the sender nothing. `cid:` images are the message's own parts, embedded as `data:`.
-// - Its size is bounded by the upload cap; the parts, the messages of a mailbox and the
-//   attachments of a ZIP are capped here (MAX_PARTS, MAX_MESSAGES), the heap by the pool.
+// - Its size is bounded by the upload cap; the parts and the messages of a mailbox are capped
+//   here (MAX_PARTS, MAX_MESSAGES), the heap by the pool, a ZIP by the output cap (writeZip).
 // - Attachment names never become paths on disk: they are ZIP member names, cleaned (safeName).
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import msgreader from '@kenjiuno/msgreader';
-import { zipSync } from 'fflate';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { ConvertdError } from '../../errors.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
+import { pageName, writeZip, type ZipMember } from '../support/zip-writer.ts';
 import { renderHtml, renderText, type Message } from './render.ts';
 
 // A CommonJS module whose class is its `default` export: Node hands ESM the whole exports object.
@@ -146,17 +147,16 @@ function fromOutlook(source: Buffer): Message {
     const { fileName, content } = reader.getAttachment(entry);
     attachments.push({ name: fileName || entry.fileName || entry.fileNameShort || '', type: entry.attachMimeTag ?? 'application/octet-stream', content: Buffer.from(content), contentId: entry.pidContentId });
   }
-  let html = data.bodyHtml ?? (data.html ? decodeHtml(data.html) : undefined);
+  let html: string | undefined = data.bodyHtml ?? (data.html ? decodeHtml(data.html) : undefined);
   // The message's own images, which its HTML names by content id, embedded as data: URIs.
   const embedded = new Set<string>();
-  if (html) {
-    for (const attachment of attachments) {
-      if (!attachment.contentId || !attachment.type.startsWith('image/')) continue;
-      const reference = new RegExp(`cid:${attachment.contentId.replace(/^<|>$/g, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'gi');
-      if (!reference.test(html)) continue;
-      html = html.replace(reference, `data:${attachment.type};base64,${attachment.content.toString('base64')}`);
-      embedded.add(attachment.contentId);
-    }
+  for (const attachment of attachments) {
+    if (html === undefined || !attachment.contentId || !attachment.type.startsWith('image/')) continue;
+    const reference = new RegExp(`cid:${attachment.contentId.replace(/^<|>$/g, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'gi');
+    const replaced: string = html.replace(reference, `data:${attachment.type};base64,${attachment.content.toString('base64')}`);
+    if (replaced === html) continue;
+    html = replaced;
+    embedded.add(attachment.contentId);
   }
   const date = data.messageDeliveryTime ?? data.clientSubmitTime ?? data.creationTime;
   const when = date ? new Date(date) : undefined;
@@ -220,51 +220,70 @@ function uniqueNames(names: readonly string[]): string[] {
   });
 }
 
-async function readMessages(input: string, from: string): Promise<{ messages: Message[]; raw?: string[] }> {
-  const source = await fs.readFile(input);
-  if (from === 'msg') return { messages: [fromOutlook(source)] };
-  const text = source.toString('latin1');
+/** An mbox's messages as they are written in it (latin1 keeps every byte as one character). */
+async function mailboxMessages(input: string): Promise<string[]> {
+  return splitMailbox((await fs.readFile(input)).toString('latin1'));
+}
+
+async function readMessages(input: string, from: string): Promise<Message[]> {
   if (from === 'mbox') {
-    // Split as bytes (latin1 keeps every byte as one character), parsed each as the bytes it is.
-    const raw = splitMailbox(text);
     const messages: Message[] = [];
-    for (const message of raw) {
+    for (const message of await mailboxMessages(input)) {
       if (!looksLikeMessage(message)) throw new ConvertdError('corrupt_input', `Message ${messages.length + 1} of the mailbox has no header: the file may be damaged.`);
       messages.push(await fromMime(Buffer.from(message, 'latin1')));
     }
-    return { messages, raw };
+    return messages;
   }
-  if (!looksLikeMessage(text)) throw new ConvertdError('corrupt_input', 'This is not an e-mail message: it does not begin with a header line such as "From: ...".');
-  return { messages: [await fromMime(source)] };
+  const source = await fs.readFile(input);
+  if (from === 'msg') return [fromOutlook(source)];
+  if (!looksLikeMessage(source.toString('latin1'))) throw new ConvertdError('corrupt_input', 'This is not an e-mail message: it does not begin with a header line such as "From: ...".');
+  return [await fromMime(source)];
 }
 
-async function convertEmail(request: EmailRequest): Promise<void> {
-  const { input, output, from, to } = request;
-  const { messages, raw } = await readMessages(input, from);
-  if (to === 'html') {
-    await fs.writeFile(output, renderHtml(messages));
-    return;
-  }
-  if (to === 'txt') {
-    await fs.writeFile(output, renderText(messages));
-    return;
-  }
-  if (to !== 'zip') throw new ConvertdError('conversion_failed', `The e-mail reader does not write ${to}.`);
-  let members: Array<{ name: string; content: Uint8Array }>;
-  if (raw) {
-    const width = Math.max(3, String(raw.length).length);
-    members = raw.map((message, index) => ({ name: `message-${String(index + 1).padStart(width, '0')}.eml`, content: Buffer.from(message, 'latin1') }));
+/**
+ * The ZIP's members, written as files beside the output (the pool's job directory): an mbox's
+ * messages as they are, one .eml each (not parsed: nothing of them is read), or a message's
+ * attachments under cleaned, unique names.
+ */
+async function zipMembers(input: string, from: string, dir: string): Promise<ZipMember[]> {
+  let contents: Array<{ name: string; bytes: Uint8Array }>;
+  if (from === 'mbox') {
+    const raw = await mailboxMessages(input);
+    contents = raw.map((message, index) => ({ name: pageName('message', index + 1, raw.length, 'eml'), bytes: Buffer.from(message, 'latin1') }));
   } else {
-    const attachments = messages[0]!.attachments.filter((attachment) => !attachment.embeddedMessage);
+    const attachments = (await readMessages(input, from))[0]!.attachments.filter((attachment) => !attachment.embeddedMessage);
     if (attachments.length === 0) {
       throw new ConvertdError('conversion_failed', 'The message has no attachments to put in a ZIP: convert it to html, txt or pdf instead.');
     }
     const names = uniqueNames(attachments.map((attachment, index) => safeName(attachment.name, `attachment-${index + 1}`)));
-    members = attachments.map((attachment, index) => ({ name: names[index]!, content: attachment.content }));
+    contents = attachments.map((attachment, index) => ({ name: names[index]!, bytes: attachment.content }));
   }
-  const total = members.reduce((sum, member) => sum + member.content.byteLength, 0);
-  if (total > request.maxOutputBytes) throw new ConvertdError('output_too_large');
-  await fs.writeFile(output, zipSync(Object.fromEntries(members.map((member) => [member.name, member.content]))));
+  const members: ZipMember[] = [];
+  for (const [index, { name, bytes }] of contents.entries()) {
+    const file = path.join(dir, `member-${index + 1}`);
+    await fs.writeFile(file, bytes);
+    members.push({ name, file });
+  }
+  return members;
+}
+
+async function convertEmail(request: EmailRequest): Promise<void> {
+  const { input, output, from, to } = request;
+  if (to === 'html') {
+    await fs.writeFile(output, renderHtml(await readMessages(input, from)));
+    return;
+  }
+  if (to === 'txt') {
+    await fs.writeFile(output, renderText(await readMessages(input, from)));
+    return;
+  }
+  if (to !== 'zip') throw new ConvertdError('conversion_failed', `The e-mail reader does not write ${to}.`);
+  const members = await zipMembers(input, from, path.dirname(output));
+  try {
+    await writeZip(output, members, request.maxOutputBytes);
+  } finally {
+    await Promise.all(members.map((member) => fs.rm(member.file, { force: true })));
+  }
 }
 
 export const handlers: Handlers = {

@@ -52,25 +52,15 @@ const SANITIZE: sanitizeHtml.IOptions = {
       if (DATA_IMAGE.test(src)) return { tagName, attribs };
       return { tagName: 'span', attribs: {}, text: attribs.alt ? `[image: ${attribs.alt}]` : '[image not loaded]' };
     },
+    // Every element (after its own transform above): a style that could load or hide something
+    // is dropped whole (sanitize-html keeps style as text).
+    '*': (tagName, attribs) => {
+      if (attribs.style === undefined || !UNSAFE_STYLE.test(attribs.style)) return { tagName, attribs };
+      const { style: _dropped, ...rest } = attribs;
+      return { tagName, attribs: rest };
+    },
   },
 };
-
-/** Sanitises, and drops whole every style attribute that could load or hide something (sanitize-html keeps style as text). */
-function withSafeStyles(html: string): string {
-  return sanitizeHtml(html, {
-    ...SANITIZE,
-    transformTags: {
-      ...SANITIZE.transformTags,
-      '*': (tagName, attribs) => {
-        if (attribs.style !== undefined && UNSAFE_STYLE.test(attribs.style)) {
-          const { style: _dropped, ...rest } = attribs;
-          return { tagName, attribs: rest };
-        }
-        return { tagName, attribs };
-      },
-    },
-  });
-}
 
 function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -97,7 +87,7 @@ function attachmentLine(attachment: Attachment): string {
  * was inside its <body> is kept.
  */
 function bodyHtml(message: Message): string {
-  if (message.html) return withSafeStyles(message.html);
+  if (message.html) return sanitizeHtml(message.html, SANITIZE);
   return `<pre class="text">${escape(message.text ?? '')}</pre>`;
 }
 
