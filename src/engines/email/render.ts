@@ -105,7 +105,8 @@ section.attachments { border-top: 1px solid #ccc; margin-top: 1.5em; }
 export function renderHtml(messages: readonly Message[]): string {
   const title = messages.length === 1 ? messages[0]!.subject || '(no subject)' : `Mailbox (${messages.length} messages)`;
   const articles = messages.map((message) => {
-    const headers = headerRows(message).map(([name, value]) => `<tr><th>${name}</th><td>${escape(value)}</td></tr>`).join('\n');
+    // The subject is the article's heading: not a row of the table again.
+    const headers = headerRows(message).filter(([name]) => name !== 'Subject').map(([name, value]) => `<tr><th>${name}</th><td>${escape(value)}</td></tr>`).join('\n');
     const attachments = message.attachments.length === 0 ? '' : `
 <section class="attachments"><h2>Attachments</h2><ul>
 ${message.attachments.map((attachment) => `<li>${escape(attachmentLine(attachment))}</li>`).join('\n')}
