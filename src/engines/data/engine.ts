@@ -3,8 +3,6 @@
 // 25 MB document takes the CPU for a while, which must not stall the service's event loop, and
 // hostile content stays contained. The processes see node_modules, src and package.json
 // read-only (not the data dir), and their heap is capped.
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
@@ -106,13 +104,9 @@ export class DataEngine extends PooledEngine implements Engine {
   }
 
   async probe(): Promise<void> {
-    await this.pool.init();
-    await this.withScratchDir(async (dir) => {
-      await fs.writeFile(path.join(dir, 'probe.csv'), 'name,size\nconvertd,1\n');
-      await this.pool.convert(path.join(dir, 'probe.csv'), path.join(dir, 'probe.json'), { from: 'csv', to: 'json' }, 30_000, AbortSignal.timeout(60_000), { probe: true });
-      const parsed = JSON.parse(await fs.readFile(path.join(dir, 'probe.json'), 'utf8')) as Array<{ name: string }>;
-      if (parsed[0]?.name !== 'convertd') throw new Error('the data converter wrote something unexpected');
-    });
+    const json = await this.convertSample(this.withScratchDir, 'probe.csv', 'name,size\nconvertd,1\n', 'probe.json', { from: 'csv', to: 'json' });
+    const parsed = JSON.parse(json) as Array<{ name: string }>;
+    if (parsed[0]?.name !== 'convertd') throw new Error('the data converter wrote something unexpected');
   }
 
   async convert(request: ConvertRequest): Promise<void> {

@@ -5,8 +5,6 @@
 // parse that takes the CPU or the heap must not take the service with it. The HTML edge chains
 // on, so a message also reaches PDF and the document formats through the document engines,
 // which render the page in their own sandboxes with no network.
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext } from '../module.ts';
@@ -52,13 +50,9 @@ export class EmailEngine extends PooledEngine implements Engine {
   }
 
   async probe(): Promise<void> {
-    await this.pool.init();
-    await this.withScratchDir(async (dir) => {
-      const message = 'From: Probe <probe@example.org>\r\nTo: convertd@example.org\r\nSubject: probe\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nconvertd probe\r\n';
-      await fs.writeFile(path.join(dir, 'probe.eml'), message);
-      await this.pool.convert(path.join(dir, 'probe.eml'), path.join(dir, 'probe.txt'), { from: 'eml', to: 'txt' }, 30_000, AbortSignal.timeout(60_000), { probe: true });
-      if (!(await fs.readFile(path.join(dir, 'probe.txt'), 'utf8')).includes('convertd probe')) throw new Error('the e-mail reader wrote something unexpected');
-    });
+    const message = 'From: Probe <probe@example.org>\r\nTo: convertd@example.org\r\nSubject: probe\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nconvertd probe\r\n';
+    const text = await this.convertSample(this.withScratchDir, 'probe.eml', message, 'probe.txt', { from: 'eml', to: 'txt' });
+    if (!text.includes('convertd probe')) throw new Error('the e-mail reader wrote something unexpected');
   }
 
   async convert(request: ConvertRequest): Promise<void> {

@@ -1,7 +1,11 @@
 // What every engine whose work runs in a supervised pool (process/pool/) answers the same way:
-// warming, health, the pool's figures for /metrics, and closing are the pool's. An engine extends
-// this and sets `pool` in its constructor.
+// warming, health, the pool's figures for /metrics, and closing are the pool's; and a start-up
+// probe that converts a small sample in the pool. An engine extends this and sets `pool` in its
+// constructor.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { PoolStats, ProcessPool } from '../../process/pool/index.ts';
+import type { EngineContext } from '../module.ts';
 
 export abstract class PooledEngine {
   abstract readonly pool: ProcessPool;
@@ -20,5 +24,19 @@ export abstract class PooledEngine {
 
   async close(): Promise<void> {
     await this.pool.close();
+  }
+
+  /**
+   * The probe's conversion: `sample` written as `input` in a scratch directory, converted in the
+   * pool with `message` (a probe job: not counted towards the process's recycling), and the
+   * output file's text returned for the engine to check.
+   */
+  protected async convertSample(withScratchDir: EngineContext<unknown>['withScratchDir'], input: string, sample: string, output: string, message: Readonly<Record<string, unknown>>): Promise<string> {
+    await this.pool.init();
+    return withScratchDir(async (dir) => {
+      await fs.writeFile(path.join(dir, input), sample);
+      await this.pool.convert(path.join(dir, input), path.join(dir, output), message, 30_000, AbortSignal.timeout(60_000), { probe: true });
+      return fs.readFile(path.join(dir, output), 'utf8');
+    });
   }
 }
