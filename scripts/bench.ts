@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { simpleParser } from 'mailparser';
 import sharp from 'sharp';
 import { ConvertdClient } from '../src/client/convertd-client.ts';
 import { documentSamples, TEXT_SAMPLES } from '../test/helpers/documents.ts';
@@ -317,7 +318,17 @@ try {
     "for i in range(20): draw.text((90, 120 + i * 60), f'Line {i + 1}: some words of a scanned report to read.', font=font, fill='black')",
     "page.save('page.png')",
   ].join('\n')], work);
-  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'photo.djvu', 'sources.tar.zst', 'font.ttf', 'page.png']) files[name] = await fs.readFile(path.join(work, name));
+  // The families of issue #31 that have no sample above: a PDF of the report (its first page for
+  // MuPDF's SVG), 5,000 points of GeoJSON, and a plain e-mail of some 300 lines.
+  await fs.writeFile(path.join(work, 'report.ps'), files['report.ps']!);
+  run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-sOutputFile=report.pdf', 'report.ps'], work);
+  files['points.geojson'] = Buffer.from(JSON.stringify({
+    type: 'FeatureCollection',
+    features: Array.from({ length: 5000 }, (_, i) => ({ type: 'Feature', properties: { id: i, name: `point ${i}` }, geometry: { type: 'Point', coordinates: [-10 + (i % 100) * 0.2, 40 + Math.floor(i / 100) * 0.2] } })),
+  }));
+  files['letter.eml'] = Buffer.from(['From: Ada <ada@example.org>', 'To: Grace <grace@example.org>', 'Subject: The report', 'Date: Tue, 1 Dec 2026 10:00:00 +0000',
+    'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', ...Array.from({ length: 300 }, (_, i) => `Line ${i + 1} of the letter, with some words about the report.`), ''].join('\r\n'));
+  for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'photo.djvu', 'sources.tar.zst', 'font.ttf', 'page.png', 'report.pdf']) files[name] = await fs.readFile(path.join(work, name));
   for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
 
   // 5. Start-up (measured first, on a fresh data directory).
@@ -435,6 +446,11 @@ try {
     { family: 'audio containers', name: 'large.wav', target: 'wv', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', '-c:a', 'wavpack', out('b.wv')], work) },
     // The engine's own JPEG quality for a PDF's colour pages (djvulibre/engine.ts PDF_QUALITY), with the verbose page log it reads.
     { family: 'djvu', name: 'photo.djvu', target: 'pdf', bareLabel: 'ddjvu -format=pdf', bare: () => run('ddjvu', ['-verbose', '-format=pdf', '-quality=85', 'photo.djvu', out('photo.pdf')], work) },
+    // The engine makes potrace's greymap with sharp; the bare command with ImageMagick.
+    { family: 'tracing', name: 'page.png', target: 'svg', bareLabel: 'convert → pgm, potrace -b svg', bare: () => { run('/usr/bin/convert', ['page.png', '-colorspace', 'gray', out('page.pgm')], work); run('potrace', ['-b', 'svg', '-o', out('page.svg'), out('page.pgm')], work); } },
+    { family: 'PDF to SVG (MuPDF)', name: 'report.pdf', target: 'svg', bareLabel: 'mutool draw -F svg (page 1)', bare: () => run('mutool', ['draw', '-q', '-F', 'svg', '-o', out('report.svg'), 'report.pdf', '1'], work) },
+    { family: 'geodata', name: 'points.geojson', target: 'gpkg', bareLabel: 'ogr2ogr -f GPKG', bare: () => run('ogr2ogr', ['-f', 'GPKG', '-overwrite', out('points.gpkg'), 'points.geojson'], work) },
+    { family: 'e-mail', name: 'letter.eml', target: 'txt', bareLabel: 'mailparser in-process', bare: async () => { await fs.writeFile(out('letter.txt'), (await simpleParser(files['letter.eml']!)).text ?? ''); } },
   ];
   await fs.mkdir(out('doc'), { recursive: true });
   // A small file's figures are a few milliseconds that a moment of the machine moves as much as
