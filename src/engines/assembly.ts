@@ -116,6 +116,7 @@ function contextFor(module: AnyEngineModule, settings: Record<string, unknown>, 
       create: (program, options) => new ProcessPool(program, { ...options, stateDir, log }),
       node: (program, options) => createNodePool(program, {
         size: options?.size ?? concurrency,
+        ...(options?.maxJobsPerProcess === undefined ? {} : { maxJobsPerProcess: options.maxJobsPerProcess }),
         start: runsJobs ? environment.poolStart ?? 'eager' : 'lazy',
         stateDir,
         maxOutputBytes,

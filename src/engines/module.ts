@@ -43,9 +43,10 @@ export interface PoolSupervisor {
   create(program: PooledProgram, options: Omit<PoolOptions, 'stateDir' | 'log'>): ProcessPool;
   /**
    * A pool of Node processes running one of our modules (its `handlers`) in the sandbox: one
-   * process per concurrent job, started at once where jobs run.
+   * process per concurrent job (unless `size` says fewer), started at once where jobs run, each
+   * replaced after `maxJobsPerProcess` conversions (1000 unless set).
    */
-  node(program: NodeProgramOptions, options?: Partial<Pick<NodePoolOptions, 'size'>>): ProcessPool;
+  node(program: NodeProgramOptions, options?: Partial<Pick<NodePoolOptions, 'size' | 'maxJobsPerProcess'>>): ProcessPool;
 }
 
 /** What create() receives. Engines take effects from here, never by importing the process layer. */

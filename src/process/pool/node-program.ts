@@ -28,6 +28,8 @@ export interface NodeProgramOptions {
 export interface NodePoolOptions {
   /** Processes in the pool: one per concurrent job. */
   readonly size: number;
+  /** Conversions after which a process is replaced by a fresh one (1000 unless set). */
+  readonly maxJobsPerProcess?: number;
   readonly start: 'eager' | 'lazy';
   /** Where the processes' directories live. */
   readonly stateDir: string;
@@ -38,8 +40,9 @@ export interface NodePoolOptions {
 export function createNodePool(program: NodeProgramOptions, options: NodePoolOptions, log?: Logger): ProcessPool {
   return new ProcessPool(nodeProgram(program, options.maxOutputBytes), {
     size: options.size,
-    // Recycled now and then: native heaps (libvips') fragment over thousands of files.
-    maxJobsPerProcess: 1000,
+    // Recycled now and then: native heaps (libvips') fragment over thousands of files; an engine
+    // whose helper keeps a bigger program warm (Chromium) asks for fewer.
+    maxJobsPerProcess: options.maxJobsPerProcess ?? 1000,
     start: options.start,
     // The job queue already holds jobs back to CONVERTD_CONCURRENCY, one per process.
     maxWaiting: 10_000,

@@ -1,0 +1,180 @@
+// Renders HTML in Chromium inside a pooled, sandboxed Node process (engine.ts starts the pool;
+// src/process/pool/node-host.ts loads this module and calls its handlers). The process launches
+// one headless Chromium, driven by playwright-core over a pipe (no debugging port), when it loads,
+// and says it is ready once the browser is up; each job gets a fresh browser context (its own
+// cookies, storage and cache, closed afterwards), so nothing of one page reaches the next. The
+// pool replaces the process, browser and all, after CONVERTD_CHROMIUM_MAX_JOBS pages, after a
+// failed health check (`ping` asks the browser for its version), and when it exits: this module
+// exits when the browser disconnects (a crash) and after a page that ran out of time.
+//
+// What a hostile page can and cannot do (docs/security.md#chromium):
+// - It is never loaded from a file: its text is set into a blank page (about:blank, whose origin
+//   may load no file:// URL), so `<iframe src=file:///etc/passwd>`, object, embed, a meta refresh
+//   or `location = 'file://…'` find nothing; and the sandbox holds no /etc/passwd besides.
+// - Every request it makes is intercepted in the browser and aborted unless it is a data: URL
+//   (page-setup.ts, isAllowedRequest): images, style sheets, fonts, frames, fetch and XHR,
+//   navigations, redirects; WebSockets are answered by nobody. The sandbox has no network either.
+// - JavaScript is off unless the job asks for it (`javascript`): a page renders the same every
+//   time, and a script can neither loop, nor probe, nor rewrite the page. With it on, the page's
+//   time limit ends a script that never stops, and the process (with its browser) is replaced.
+// - Memory: the process's memory cgroup holds the browser too (an OOM kill: input_too_complex);
+//   pages: the PDF is printed up to one page past the cap, which engine.ts refuses.
+import fs from 'node:fs/promises';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { ConvertdError } from '../../errors.ts';
+import type { Handlers } from '../../process/pool/node-host.ts';
+import { captureSize, decodeHtml, isAllowedRequest, type RenderRequest } from './page-setup.ts';
+
+/** Debian's Chromium itself: /usr/bin/chromium is a shell script that reads /etc/chromium.d first. */
+const CHROMIUM = '/usr/lib/chromium/chromium';
+
+/**
+ * Flags besides playwright's own: no Chromium sandbox (the process already runs in bubblewrap with
+ * every namespace unshared, where Chromium's own cannot set itself up), no GPU, shared memory in
+ * the private /tmp rather than /dev/shm, nothing that calls out (background networking, updates,
+ * sync, QUIC, WebRTC's UDP), no first-run work.
+ */
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--disable-extensions',
+  '--disable-default-apps',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--no-pings',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--disable-features=DnsOverHttps,Translate,MediaRouter,OptimizationHints,InterestFeedContentSuggestions',
+];
+
+/** The viewport of a PDF's page before it is laid out for print (a desktop's width). */
+const PRINT_VIEWPORT = { width: 1280, height: 800 };
+
+const browser: Browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: ARGS,
+  headless: true,
+  chromiumSandbox: false,
+  handleSIGINT: false,
+  handleSIGTERM: false,
+  handleSIGHUP: false,
+  timeout: 60_000,
+});
+browser.on('disconnected', () => {
+  process.stderr.write('chromium: the browser disconnected (it crashed or was killed)\n');
+  process.exit(70);
+});
+
+/** Ends the process shortly after the current answer is written: the pool starts a fresh one. */
+function retireSoon(reason: string): void {
+  process.stderr.write(`chromium: ${reason}; this process ends and the pool replaces it\n`);
+  setTimeout(() => process.exit(75), 100);
+}
+
+interface ConvertMessage extends RenderRequest {
+  readonly input: string;
+  readonly output: string;
+}
+
+/** Rejects with `timeout` after `ms`, and retires the process: its renderer may be stuck in a loop. */
+function withinTime<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      retireSoon(`a page ran past its ${ms} ms`);
+      reject(new ConvertdError('timeout', `The page did not finish rendering within ${Math.round(ms / 1000)} s (a script that never ends, or a page too large to lay out): send a simpler page.`));
+    }, ms);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+async function render(request: ConvertMessage, context: BrowserContext): Promise<{ blocked: number; cut?: boolean }> {
+  let blocked = 0;
+  // Every request the page makes passes here (and its redirects, each a request of its own).
+  await context.route(() => true, async (route) => {
+    if (isAllowedRequest(route.request().url())) return route.continue();
+    blocked++;
+    return route.abort('blockedbyclient');
+  });
+  // A WebSocket is answered by this handler, which never connects it to a server.
+  await context.routeWebSocket(() => true, (socket) => {
+    blocked++;
+    void socket.close({ code: 1008, reason: 'blocked' }).catch(() => undefined);
+  });
+  const page = await context.newPage();
+  const html = decodeHtml(await fs.readFile(request.input));
+  try {
+    await page.setContent(html, { waitUntil: 'load', timeout: request.pageTimeoutMs });
+  } catch (error) {
+    // A page that navigated away (a refresh, location = ...) while it loaded: what it shows is rendered.
+    if (error instanceof Error && error.name === 'TimeoutError') throw error;
+  }
+  if (request.to === 'pdf') {
+    const pdf = request.pdf!;
+    const margin = `${pdf.marginMm}mm`;
+    try {
+      await page.pdf({
+        path: request.output,
+        ...(pdf.paper ? { format: pdf.paper } : { format: 'A4', preferCSSPageSize: true }),
+        landscape: pdf.landscape,
+        printBackground: pdf.printBackground,
+        margin: { top: margin, right: margin, bottom: margin, left: margin },
+        pageRanges: pdf.pageRanges,
+      });
+    } catch (error) {
+      // Chromium: "Page range exceeds page count" / "Page range is invalid" when a range selects no page.
+      if (error instanceof Error && /page range/i.test(error.message)) {
+        throw new ConvertdError('invalid_option', 'Option "page_range": the range selects no page of the document.');
+      }
+      throw error;
+    }
+    return { blocked };
+  }
+  const image = request.image!;
+  const cdp = await context.newCDPSession(page);
+  const metrics = await cdp.send('Page.getLayoutMetrics');
+  const size = captureSize({ width: image.width, height: image.height }, metrics.cssContentSize.height, image.fullPage, image.maxPixels);
+  const format = request.to === 'jpg' ? 'jpeg' : request.to;
+  const shot = await cdp.send('Page.captureScreenshot', {
+    format,
+    ...(format === 'png' || image.quality === undefined ? {} : { quality: image.quality }),
+    clip: { x: 0, y: 0, width: size.width, height: size.height, scale: 1 },
+    captureBeyondViewport: size.height > image.height,
+    fromSurface: true,
+  });
+  await fs.writeFile(request.output, Buffer.from(shot.data, 'base64'));
+  return { blocked, cut: size.cut };
+}
+
+export const handlers: Handlers = {
+  /** The health check: the browser answers over its pipe. */
+  async ping() {
+    if (!browser.isConnected()) throw new Error('the browser is not connected');
+    return { version: browser.version() };
+  },
+
+  async convert(message) {
+    const request = message as unknown as ConvertMessage;
+    const viewport = request.image ? { width: request.image.width, height: request.image.height } : PRINT_VIEWPORT;
+    const context = await browser.newContext({
+      javaScriptEnabled: request.javascript,
+      viewport,
+      deviceScaleFactor: 1,
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+      locale: 'en-US',
+      timezoneId: 'UTC',
+      reducedMotion: 'reduce',
+    });
+    try {
+      return await withinTime(request.pageTimeoutMs, render(request, context));
+    } finally {
+      // Not awaited past a second: a context whose renderer spins in a script may not close (the process is retired then).
+      await Promise.race([context.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    }
+  },
+};
