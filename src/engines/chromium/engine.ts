@@ -10,12 +10,14 @@
 // and html → pictures (6.5 against 8 through a PDF and poppler), and so for the e-mail engine's
 // pages; a document that pandoc reads keeps its route through LibreOffice (md → html → pdf would
 // cost 6.5 against 6), so that no existing document conversion changes engines.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
 import type { ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext, RunProgram } from '../module.ts';
 import { booleanOption, enumOption, narrow, numberOption, OPTIONS, pageRangeOption, type BooleanSpec, type EnumSpec, type NumberSpec, type OptionSpec, type StepOptions } from '../options.ts';
-import { checkPageCount, MAX_PDF_PAGES, readPdfInfo } from '../support/pdf-info.ts';
+import { MAX_PDF_PAGES, readPdfInfo } from '../support/pdf-info.ts';
 import { PooledEngine } from '../support/pooled-engine.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
 import { PAPER, printRanges, type RenderRequest } from './page-setup.ts';
@@ -143,14 +145,21 @@ export class ChromiumEngine extends PooledEngine implements Engine {
     const page = '<!doctype html><meta charset="utf-8"><p style="background:#f00;width:40px;height:20px">convertd probe</p>';
     const pdf = await this.convertSample(this.withScratchDir, 'probe.html', page, 'probe.pdf', { ...renderRequest('pdf', {}, limits) });
     if (!pdf.startsWith('%PDF-')) throw new Error('Chromium wrote no PDF');
-    const png = await this.convertSample(this.withScratchDir, 'probe.html', page, 'probe.png', { ...renderRequest('png', { width: 64, height: 32 }, limits) });
-    if (png.slice(1, 4) !== 'PNG') throw new Error('Chromium wrote no PNG');
+    // In the pool convertSample started (a second convertSample would start it afresh under its live process).
+    await this.withScratchDir(async (dir) => {
+      await fs.writeFile(path.join(dir, 'probe.html'), page);
+      await this.pool.convert(path.join(dir, 'probe.html'), path.join(dir, 'probe.png'), { ...renderRequest('png', { width: 64, height: 32 }, limits) }, limits.timeoutMs, AbortSignal.timeout(90_000), { probe: true });
+      const png = await fs.readFile(path.join(dir, 'probe.png'));
+      if (png.subarray(1, 4).toString('latin1') !== 'PNG') throw new Error('Chromium wrote no PNG');
+    });
   }
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, to, options, limits, signal, workDir } = request;
     await this.pool.convert(input, output, { ...renderRequest(to, options, limits) }, limits.timeoutMs, signal);
     // The PDF as poppler reads it: printed to at most one page past the cap, which is refused here.
-    if (to === 'pdf') checkPageCount(await readPdfInfo(this.run, output, workDir, signal));
+    if (to === 'pdf' && (await readPdfInfo(this.run, output, workDir, signal)).pages > MAX_PDF_PAGES) {
+      throw new ConvertdError('input_too_complex', `The page prints to more than ${MAX_PDF_PAGES} pages; this service makes PDFs of up to ${MAX_PDF_PAGES} pages (choose some with page_range).`);
+    }
   }
 }
