@@ -13,7 +13,9 @@
 //   or `location = 'file://…'` find nothing; and the sandbox holds no /etc/passwd besides.
 // - Every request it makes is intercepted in the browser and aborted unless it is a data: URL
 //   (page-setup.ts, isAllowedRequest): images, style sheets, fonts, frames, fetch and XHR,
-//   navigations, redirects; WebSockets are answered by nobody. The sandbox has no network either.
+//   navigations, redirects by each context's routing, what the browser fetches for no page
+//   (prefetches) by the browser's own Fetch domain; WebSockets are answered by nobody; no host
+//   name resolves (--host-resolver-rules). The sandbox has no network either.
 // - JavaScript is off unless the job asks for it (`javascript`): a page renders the same every
 //   time, and a script can neither loop, nor probe, nor rewrite the page. With it on, the page's
 //   time limit ends a script that never stops, and the process (with its browser) is replaced.
@@ -48,6 +50,9 @@ const ARGS = [
   '--no-default-browser-check',
   '--no-pings',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  // The last line: no name (an IP address included) resolves, should a request get past both
+  // interceptions below; outside the sandbox (CONVERTD_SANDBOX=off) too, nothing reaches a server.
+  '--host-resolver-rules=MAP * ~NOTFOUND',
   '--disable-features=DnsOverHttps,Translate,MediaRouter,OptimizationHints,InterestFeedContentSuggestions',
 ];
 
@@ -64,6 +69,22 @@ const browser: Browser = await chromium.launch({
   handleSIGHUP: false,
   timeout: 60_000,
 });
+// The browser's own interception, beside each context's: a request no page owns (a
+// <link rel=prefetch> is fetched by the browser itself, past playwright's routing: the test outside
+// the sandbox caught one) is paused here, and failed unless it is a data: URL.
+const browserSession = await browser.newBrowserCDPSession();
+/** Requests the browser's own interception failed since the process started (each reply says). */
+let blockedByBrowser = 0;
+browserSession.on('Fetch.requestPaused', (event) => {
+  const { requestId } = event;
+  const allowed = isAllowedRequest(event.request.url);
+  if (!allowed) blockedByBrowser++;
+  const sent = allowed
+    ? browserSession.send('Fetch.continueRequest', { requestId })
+    : browserSession.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
+  void sent.catch(() => undefined);
+});
+await browserSession.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
 browser.on('disconnected', () => {
   process.stderr.write('chromium: the browser disconnected (it crashed or was killed)\n');
   process.exit(70);
@@ -92,7 +113,14 @@ function withinTime<T>(ms: number, work: Promise<T>): Promise<T> {
   return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
-async function render(request: ConvertMessage, context: BrowserContext): Promise<{ blocked: number; cut?: boolean }> {
+/** What a job's reply says: requests its context blocked, those the browser blocked so far, whether a picture was cut. */
+interface Rendered {
+  readonly blocked: number;
+  readonly blockedByBrowser: number;
+  readonly cut?: boolean;
+}
+
+async function render(request: ConvertMessage, context: BrowserContext): Promise<Rendered> {
   let blocked = 0;
   // Every request the page makes passes here (and its redirects, each a request of its own).
   await context.route(() => true, async (route) => {
@@ -132,7 +160,7 @@ async function render(request: ConvertMessage, context: BrowserContext): Promise
       }
       throw error;
     }
-    return { blocked };
+    return { blocked, blockedByBrowser };
   }
   const image = request.image!;
   const cdp = await context.newCDPSession(page);
@@ -147,7 +175,7 @@ async function render(request: ConvertMessage, context: BrowserContext): Promise
     fromSurface: true,
   });
   await fs.writeFile(request.output, Buffer.from(shot.data, 'base64'));
-  return { blocked, cut: size.cut };
+  return { blocked, blockedByBrowser, cut: size.cut };
 }
 
 export const handlers: Handlers = {
