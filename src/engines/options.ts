@@ -301,6 +301,13 @@ export const OPTIONS = {
   color: { name: 'color', type: 'string', pattern: '#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})', default: '#000000', appliesAt: 'output', parse: parseColour, description: 'Tracing: the one colour the traced shapes are filled with, as #rrggbb (a single-colour trace: the picture\'s own colours are not kept).' },
   ocr: { name: 'ocr', type: 'boolean', default: false, appliesAt: 'output', description: 'Read the text of the picture (OCR) and make the PDF searchable: the picture with the text, invisible, over it.' },
   language: { name: 'language', type: 'string', pattern: '[a-z]{3}(_[a-z]{3,4})?(\\+[a-z]{3}(_[a-z]{3,4})?){0,3}', default: 'eng', appliesAt: 'output', parse: (text) => text.toLowerCase(), description: 'Language(s) of the text to read (OCR), as Tesseract\'s codes: one, or several joined with "+" (eng+rus).' },
+  // Pages printed from HTML (the chromium engine), and the browser that renders them.
+  page_size: { name: 'page_size', type: 'enum', values: [], appliesAt: 'output', description: 'Paper size of the PDF\'s pages.' },
+  landscape: { name: 'landscape', type: 'boolean', default: false, appliesAt: 'output', description: 'Print the PDF\'s pages in landscape orientation (the paper turned: wider than tall).' },
+  margin: { name: 'margin', type: 'number', minimum: 0, maximum: 100, appliesAt: 'output', description: 'Margin on every side of the PDF\'s pages, in millimetres.' },
+  print_background: { name: 'print_background', type: 'boolean', default: true, appliesAt: 'output', description: 'Print background colours and images, as the page shows them on screen; false prints as a browser\'s print dialog does by default, without them.' },
+  full_page: { name: 'full_page', type: 'boolean', default: true, appliesAt: 'output', description: 'The picture holds the whole page, as tall as it is; false: only the browser window (`width` × `height`).' },
+  javascript: { name: 'javascript', type: 'boolean', default: false, appliesAt: 'output', description: 'Run the page\'s scripts before it is rendered. Off by default: the page then renders the same every time, and no script can loop, probe or rewrite it.' },
   srs: { name: 'srs', type: 'string', pattern: '[Ee][Pp][Ss][Gg]:\\d{4,5}', appliesAt: 'output', parse: parseEpsg, description: 'Coordinate reference system of the result, as EPSG:<code> (EPSG:4326 longitude/latitude, EPSG:3857 web Mercator, ...).' },
 } as const satisfies Record<string, OptionSpec>;
 

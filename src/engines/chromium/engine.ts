@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
 import type { ProcessPool } from '../../process/pool/index.ts';
 import type { EngineContext, RunProgram } from '../module.ts';
-import { booleanOption, enumOption, narrow, numberOption, OPTIONS, pageRangeOption, type BooleanSpec, type EnumSpec, type NumberSpec, type OptionSpec, type StepOptions } from '../options.ts';
+import { booleanOption, enumOption, narrow, numberOption, OPTIONS, pageRangeOption, type OptionSpec, type StepOptions } from '../options.ts';
 import { MAX_PDF_PAGES, readPdfInfo } from '../support/pdf-info.ts';
 import { PooledEngine } from '../support/pooled-engine.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
@@ -30,24 +30,12 @@ const DEFAULT_HEIGHT = 800;
 const DEFAULT_MARGIN_MM = 10;
 const DEFAULT_QUALITY = 85;
 
-export const JAVASCRIPT: BooleanSpec = {
-  name: 'javascript',
-  type: 'boolean',
-  default: false,
-  appliesAt: 'output',
-  description: 'Run the page\'s scripts before it is rendered. Off by default: the page then renders the same every time, and no script can loop, probe or rewrite it. Requests to anything but data: URLs stay blocked either way.',
-};
-export const PAGE_SIZE: EnumSpec = {
-  name: 'page_size',
-  type: 'enum',
-  values: Object.keys(PAPER),
-  appliesAt: 'output',
-  description: 'Paper size of the PDF. Without it, the page\'s own CSS @page size, else A4.',
-};
-export const LANDSCAPE: BooleanSpec = { name: 'landscape', type: 'boolean', default: false, appliesAt: 'output', description: 'Print the PDF\'s pages in landscape orientation (the paper turned: wider than tall).' };
-export const MARGIN: NumberSpec = { name: 'margin', type: 'number', minimum: 0, maximum: 50, default: DEFAULT_MARGIN_MM, appliesAt: 'output', description: 'Margin on every side of the PDF\'s pages, in millimetres, 0-50 (a page\'s CSS @page margin wins).' };
-export const PRINT_BACKGROUND: BooleanSpec = { name: 'print_background', type: 'boolean', default: true, appliesAt: 'output', description: 'Print background colours and images, as the page shows them on screen; false prints as a browser\'s print dialog does by default, without them.' };
-export const FULL_PAGE: BooleanSpec = { name: 'full_page', type: 'boolean', default: true, appliesAt: 'output', description: 'The picture holds the whole page, as tall as it is (at least `height`, cut at the pixel limit); false: only the browser window\'s `width` × `height`.' };
+const JAVASCRIPT = narrow(OPTIONS.javascript, { description: `${OPTIONS.javascript.description} Requests to anything but data: URLs stay blocked either way.` });
+const PAGE_SIZE = narrow(OPTIONS.page_size, { values: Object.keys(PAPER), description: 'Paper size of the PDF. Without it, the page\'s own CSS @page size, else A4.' });
+const LANDSCAPE = OPTIONS.landscape;
+const MARGIN = narrow(OPTIONS.margin, { maximum: 50, default: DEFAULT_MARGIN_MM, description: 'Margin on every side of the PDF\'s pages, in millimetres, 0-50 (a page\'s CSS @page margin wins).' });
+const PRINT_BACKGROUND = OPTIONS.print_background;
+const FULL_PAGE = narrow(OPTIONS.full_page, { description: 'The picture holds the whole page, as tall as it is (at least `height`, cut at the pixel limit); false: only the browser window\'s `width` × `height`.' });
 const WIDTH = narrow(OPTIONS.width, { default: DEFAULT_WIDTH, description: `Width of the browser window in pixels, and so of the picture (default ${DEFAULT_WIDTH}).` });
 const HEIGHT = narrow(OPTIONS.height, { default: DEFAULT_HEIGHT, description: `Height of the browser window in pixels (default ${DEFAULT_HEIGHT}): the picture's height, or with full_page its least height.` });
 const QUALITY = narrow(OPTIONS.quality, { default: DEFAULT_QUALITY });
