@@ -22,7 +22,7 @@
 // - Memory: the process's memory cgroup holds the browser too (an OOM kill: input_too_complex);
 //   pages: the PDF is printed up to one page past the cap, which engine.ts refuses.
 import fs from 'node:fs/promises';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession } from 'playwright-core';
 import { ConvertdError } from '../../errors.ts';
 import type { Handlers } from '../../process/pool/node-host.ts';
 import { captureSize, decodeHtml, isAllowedRequest, type RenderRequest } from './page-setup.ts';
@@ -90,6 +90,48 @@ browser.on('disconnected', () => {
   process.exit(70);
 });
 
+/** A node of DevTools' DOM tree, as far as hideBlockedImages reads it. */
+interface DomNode {
+  readonly nodeId: number;
+  readonly nodeName: string;
+  readonly attributes?: string[];
+  readonly children?: DomNode[];
+  readonly contentDocument?: DomNode;
+  readonly shadowRoots?: DomNode[];
+}
+
+/**
+ * Hides every <img> whose picture could not load, that is every one whose `src` is not a data:
+ * URL (nothing else is allowed to load), so that it is left out, as nothing, rather than drawn as
+ * the browser's broken-image icon (a picture the document does not carry); and every frame,
+ * object and embed whose source was refused. Through DevTools' DOM domain, which works whether or
+ * not the page's scripts may run; frames' documents and shadow trees included.
+ */
+async function hideBlockedImages(cdp: CDPSession): Promise<void> {
+  const { root } = await cdp.send('DOM.getDocument', { depth: -1, pierce: true }) as { root: DomNode };
+  const blocked: DomNode[] = [];
+  const attribute = (node: DomNode, name: string) => {
+    const attributes = node.attributes ?? [];
+    const at = attributes.indexOf(name);
+    return at >= 0 && at % 2 === 0 ? attributes[at + 1] ?? '' : undefined;
+  };
+  const loads = (url: string | undefined) => url === undefined || /^\s*(data:|about:blank\s*$)/i.test(url);
+  const walk = (node: DomNode) => {
+    const src = attribute(node, 'src');
+    // A picture with no data: source; a frame, object or embed whose document was refused (with
+    // scripts on, Chromium fills a refused frame with its error page and its icon).
+    if (node.nodeName === 'IMG' ? src === undefined || !loads(src) || attribute(node, 'srcset') !== undefined
+      : ['IFRAME', 'FRAME', 'EMBED'].includes(node.nodeName) ? !loads(src)
+        : node.nodeName === 'OBJECT' && !loads(attribute(node, 'data'))) blocked.push(node);
+    for (const child of [...(node.children ?? []), ...(node.contentDocument ? [node.contentDocument] : []), ...(node.shadowRoots ?? [])]) walk(child);
+  };
+  walk(root);
+  for (const node of blocked) {
+    const style = attribute(node, 'style') ?? '';
+    await cdp.send('DOM.setAttributeValue', { nodeId: node.nodeId, name: 'style', value: `${style};visibility:hidden !important` }).catch(() => undefined);
+  }
+}
+
 /** Ends the process shortly after the current answer is written: the pool starts a fresh one. */
 function retireSoon(reason: string): void {
   process.stderr.write(`chromium: ${reason}; this process ends and the pool replaces it\n`);
@@ -141,6 +183,8 @@ async function render(request: ConvertMessage, context: BrowserContext): Promise
     // A page that navigated away (a refresh, location = ...) while it loaded: what it shows is rendered.
     if (error instanceof Error && error.name === 'TimeoutError') throw error;
   }
+  const cdp = await context.newCDPSession(page);
+  await hideBlockedImages(cdp);
   if (request.to === 'pdf') {
     const pdf = request.pdf!;
     const margin = `${pdf.marginMm}mm`;
@@ -163,7 +207,6 @@ async function render(request: ConvertMessage, context: BrowserContext): Promise
     return { blocked, blockedByBrowser };
   }
   const image = request.image!;
-  const cdp = await context.newCDPSession(page);
   const metrics = await cdp.send('Page.getLayoutMetrics');
   const size = captureSize({ width: image.width, height: image.height }, metrics.cssContentSize.height, image.fullPage, image.maxPixels);
   const format = request.to === 'jpg' ? 'jpeg' : request.to;
