@@ -110,10 +110,11 @@ interface DomNode {
 async function hideBlockedImages(cdp: CDPSession): Promise<void> {
   const { root } = await cdp.send('DOM.getDocument', { depth: -1, pierce: true }) as { root: DomNode };
   const blocked: DomNode[] = [];
+  // DevTools lists attributes as [name, value, name, value, ...].
   const attribute = (node: DomNode, name: string) => {
     const attributes = node.attributes ?? [];
-    const at = attributes.indexOf(name);
-    return at >= 0 && at % 2 === 0 ? attributes[at + 1] ?? '' : undefined;
+    for (let at = 0; at + 1 < attributes.length; at += 2) if (attributes[at]!.toLowerCase() === name) return attributes[at + 1];
+    return undefined;
   };
   const loads = (url: string | undefined) => url === undefined || /^\s*(data:|about:blank\s*$)/i.test(url);
   const walk = (node: DomNode) => {
