@@ -133,25 +133,28 @@ async function hideBlockedImages(cdp: CDPSession): Promise<void> {
   }
 }
 
-/** Ends the process shortly after the current answer is written: the pool starts a fresh one. */
-function retireSoon(reason: string): void {
-  process.stderr.write(`chromium: ${reason}; this process ends and the pool replaces it\n`);
-  setTimeout(() => process.exit(75), 100);
-}
+/**
+ * Set when a page ran out of time: its renderer may be stuck in a loop, so this process is not
+ * trusted again. From then on the health check fails (the pool sends it no further job), and the
+ * process exits once the job's answer is written; the pool starts a fresh one.
+ */
+let retiring: string | undefined;
 
 interface ConvertMessage extends RenderRequest {
   readonly input: string;
   readonly output: string;
 }
 
-/** Rejects with `timeout` after `ms`, and retires the process: its renderer may be stuck in a loop. */
+function pageTimeout(ms: number): ConvertdError {
+  retiring = `a page ran past its ${ms} ms`;
+  return new ConvertdError('timeout', `The page did not finish rendering within ${Math.round(ms / 1000)} s (a script that never ends, or a page too large to lay out): send a simpler page.`);
+}
+
+/** Rejects with `timeout` after `ms`, and marks the process for retirement. */
 function withinTime<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      retireSoon(`a page ran past its ${ms} ms`);
-      reject(new ConvertdError('timeout', `The page did not finish rendering within ${Math.round(ms / 1000)} s (a script that never ends, or a page too large to lay out): send a simpler page.`));
-    }, ms);
+    timer = setTimeout(() => reject(pageTimeout(ms)), ms);
   });
   return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
@@ -182,7 +185,7 @@ async function render(request: ConvertMessage, context: BrowserContext): Promise
     await page.setContent(html, { waitUntil: 'load', timeout: request.pageTimeoutMs });
   } catch (error) {
     // A page that navigated away (a refresh, location = ...) while it loaded: what it shows is rendered.
-    if (error instanceof Error && error.name === 'TimeoutError') throw error;
+    if (error instanceof Error && error.name === 'TimeoutError') throw pageTimeout(request.pageTimeoutMs);
   }
   const cdp = await context.newCDPSession(page);
   await hideBlockedImages(cdp);
@@ -225,6 +228,7 @@ async function render(request: ConvertMessage, context: BrowserContext): Promise
 export const handlers: Handlers = {
   /** The health check: the browser answers over its pipe. */
   async ping() {
+    if (retiring) throw new Error(`this process is retiring: ${retiring}`);
     if (!browser.isConnected()) throw new Error('the browser is not connected');
     return { version: browser.version() };
   },
@@ -247,6 +251,11 @@ export const handlers: Handlers = {
     } finally {
       // Not awaited past a second: a context whose renderer spins in a script may not close (the process is retired then).
       await Promise.race([context.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]);
+      if (retiring) {
+        process.stderr.write(`chromium: ${retiring}; this process ends and the pool replaces it\n`);
+        // After node-host has written this job's answer (in the microtasks that follow).
+        setTimeout(() => process.exit(75), 50);
+      }
     }
   },
 };
