@@ -89,6 +89,10 @@ export class EngineRegistry {
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         log.warn({ engine: engine.id, reason }, 'engine probe failed: its formats are not advertised');
+        // An engine that is not offered keeps no processes: a pool started for the probe (or
+        // eagerly) would otherwise go on replacing processes that cannot live (Chromium under a
+        // 192 MB engine memory limit did, found by test/resource-limits.test.ts).
+        await engine.close?.().catch(() => undefined);
         return { engine, edges: [], status: { engine: engine.id, ok: false, edges: 0, reason } };
       }
     }));
