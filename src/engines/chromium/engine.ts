@@ -10,8 +10,6 @@
 // and html → pictures (6.5 against 8 through a PDF and poppler), and so for the e-mail engine's
 // pages; a document that pandoc reads keeps its route through LibreOffice (md → html → pdf would
 // cost 6.5 against 6), so that no existing document conversion changes engines.
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
 import type { ProcessPool } from '../../process/pool/index.ts';
@@ -131,15 +129,12 @@ export class ChromiumEngine extends PooledEngine implements Engine {
   async probe(): Promise<void> {
     const limits = { timeoutMs: 60_000, maxImagePixels: 10_000_000 };
     const page = '<!doctype html><meta charset="utf-8"><p style="background:#f00;width:40px;height:20px">convertd probe</p>';
-    const pdf = await this.convertSample(this.withScratchDir, 'probe.html', page, 'probe.pdf', { ...renderRequest('pdf', {}, limits) });
-    if (!pdf.startsWith('%PDF-')) throw new Error('Chromium wrote no PDF');
-    // In the pool convertSample started (a second convertSample would start it afresh under its live process).
-    await this.withScratchDir(async (dir) => {
-      await fs.writeFile(path.join(dir, 'probe.html'), page);
-      await this.pool.convert(path.join(dir, 'probe.html'), path.join(dir, 'probe.png'), { ...renderRequest('png', { width: 64, height: 32 }, limits) }, limits.timeoutMs, AbortSignal.timeout(90_000), { probe: true });
-      const png = await fs.readFile(path.join(dir, 'probe.png'));
-      if (png.subarray(1, 4).toString('latin1') !== 'PNG') throw new Error('Chromium wrote no PNG');
-    });
+    const [pdf, png] = await this.convertSamples(this.withScratchDir, [
+      { input: 'probe.html', sample: page, output: 'probe.pdf', message: { ...renderRequest('pdf', {}, limits) } },
+      { input: 'probe.html', sample: page, output: 'probe.png', message: { ...renderRequest('png', { width: 64, height: 32 }, limits) } },
+    ]);
+    if (pdf!.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error('Chromium wrote no PDF');
+    if (png!.subarray(1, 4).toString('latin1') !== 'PNG') throw new Error('Chromium wrote no PNG');
   }
 
   async convert(request: ConvertRequest): Promise<void> {

@@ -32,11 +32,24 @@ export abstract class PooledEngine {
    * output file's text returned for the engine to check.
    */
   protected async convertSample(withScratchDir: EngineContext<unknown>['withScratchDir'], input: string, sample: string, output: string, message: Readonly<Record<string, unknown>>): Promise<string> {
+    const [written] = await this.convertSamples(withScratchDir, [{ input, sample, output, message }]);
+    return written!.toString('utf8');
+  }
+
+  /**
+   * Several probe conversions in one start of the pool (init() clears the pool's state directory,
+   * so it runs once, before them all): each output's bytes, in order.
+   */
+  protected async convertSamples(withScratchDir: EngineContext<unknown>['withScratchDir'], samples: ReadonlyArray<{ input: string; sample: string; output: string; message: Readonly<Record<string, unknown>> }>): Promise<Buffer[]> {
     await this.pool.init();
     return withScratchDir(async (dir) => {
-      await fs.writeFile(path.join(dir, input), sample);
-      await this.pool.convert(path.join(dir, input), path.join(dir, output), message, 30_000, AbortSignal.timeout(60_000), { probe: true });
-      return fs.readFile(path.join(dir, output), 'utf8');
+      const outputs: Buffer[] = [];
+      for (const { input, sample, output, message } of samples) {
+        await fs.writeFile(path.join(dir, input), sample);
+        await this.pool.convert(path.join(dir, input), path.join(dir, output), message, 30_000, AbortSignal.timeout(60_000), { probe: true });
+        outputs.push(await fs.readFile(path.join(dir, output)));
+      }
+      return outputs;
     });
   }
 }
