@@ -18,7 +18,9 @@
 //
 // `npm run bench -- --overhead-only` measures tables 1 and 1b alone and puts them in place of the
 // old ones in BENCHMARKS.md, leaving the other tables as the last full run wrote them (a row
-// added for a new format family needs no hour-long run).
+// added for a new format family needs no hour-long run). `npm run bench -- --families 'OCR,djvu'`
+// measures only those rows of table 1 and puts each in place of its old row (or after the last),
+// leaving every other row and table as it was.
 import { FONTCONFIG_FILE } from '../src/engines/support/fonts/index.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -51,10 +53,15 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: {
   quick: { type: 'boolean', default: false },
   'overhead-only': { type: 'boolean', default: false },
+  // Comma-separated families of table 1 (its first column): only their rows are measured, and
+  // they replace (or are added to) their rows in BENCHMARKS.md, every other row and table kept.
+  families: { type: 'string' },
   out: { type: 'string', default: path.join(ROOT, 'BENCHMARKS.md') },
 } });
 const QUICK = values.quick;
-const OVERHEAD_ONLY = values['overhead-only'];
+/** The families of table 1 to measure alone (--families), or undefined for all of them. */
+const FAMILIES = values.families === undefined ? undefined : new Set(values.families.split(',').map((family) => family.trim()).filter(Boolean));
+const OVERHEAD_ONLY = values['overhead-only'] || FAMILIES !== undefined;
 /** The font folders Debian's packages gave the engines before #28: DejaVu, Liberation, URW, OpenSymbol. */
 const FONTS_BEFORE_28 = ['/usr/share/fonts/truetype/dejavu', '/usr/share/fonts/truetype/liberation2', '/usr/share/fonts/truetype/libreoffice', '/usr/share/fonts/opentype/urw-base35', '/usr/share/fonts/type1/urw-base35', '/usr/share/fonts/X11/Type1'];
 const RUNS = QUICK ? 3 : 5;
@@ -185,6 +192,8 @@ async function peakRss(pid: number, work: () => Promise<unknown>): Promise<{ bas
 }
 
 const sections: string[] = [];
+/** Table 1's rows measured with --families, merged into the old table when written. */
+const familyRows: string[][] = [];
 const CHANGES_HEADING = '## Changes made from these numbers';
 
 const WRK = '/usr/bin/wrk';
@@ -266,6 +275,40 @@ function replaceSections(document: string, measured: readonly string[]): string 
     text = `${text.slice(0, begin)}${section}${next < 0 ? '\n' : text.slice(next)}`;
   }
   return text;
+}
+
+const FAMILY_NOTE = 'Measured alone by `npm run bench -- --families`';
+
+/**
+ * `document` with `rows` (table 1's cells) each in place of the row of the same family and
+ * conversion in its "## 1. Overhead" table, or added after its last row, and a line after the
+ * table naming what was measured alone and when: what --families writes.
+ */
+function mergeOverheadRows(document: string, rows: readonly string[][]): string {
+  const heading = '## 1. Overhead';
+  const begin = document.indexOf(`${heading}\n`);
+  if (begin < 0) throw new Error(`${values.out} has no section "${heading}": run the whole benchmark first`);
+  const end = document.indexOf('\n## ', begin + heading.length);
+  const lines = document.slice(begin, end < 0 ? undefined : end).split('\n');
+  const first = lines.findIndex((line) => line.startsWith('|'));
+  let last = first;
+  while (lines[last + 1]?.startsWith('|')) last++;
+  const cells = (line: string) => line.slice(1, -1).split('|').map((cell) => cell.trim());
+  const key = (row: readonly string[]) => `${row[0]}\u0000${row[1]!.replace(/ \(.*$/, '')}`;
+  const header = cells(lines[first]!);
+  const table = lines.slice(first + 2, last + 1).map(cells);
+  for (const row of rows) {
+    const at = table.findIndex((old) => key(old) === key(row));
+    if (at >= 0) table[at] = [...row];
+    else table.push([...row]);
+  }
+  const widths = header.map((_, i) => Math.max(header[i]!.length, ...table.map((r) => r[i]!.length)));
+  const line = (row: readonly string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const measured = [...new Set(rows.map((row) => row[0]))].join(', ');
+  const after = lines.slice(last + 1).filter((text) => !text.startsWith(FAMILY_NOTE));
+  const note = `${FAMILY_NOTE} on ${new Date().toISOString().slice(0, 10)} (the other rows as above): ${measured}.`;
+  const section = [...lines.slice(0, first), line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...table.map(line), '', note, ...after.slice(after[0] === '' ? 1 : 0)].join('\n');
+  return `${document.slice(0, begin)}${section}${end < 0 ? '' : document.slice(end)}`;
 }
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-bench-'));
@@ -456,6 +499,8 @@ try {
     // The browser started for each file, as a user of the bare command does; the engine keeps its browsers warm (src/engines/chromium/).
     { family: 'HTML (Chromium)', name: 'page.html', target: 'pdf', bareLabel: 'chromium --headless --print-to-pdf (cold)', bare: () => run('/usr/bin/chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-pdf-header-footer', `--user-data-dir=${work}/chromium-profile`, `--print-to-pdf=${out('page.pdf')}`, `file://${path.join(work, 'page.html')}`], work) },
   ];
+  const unknown = [...FAMILIES ?? []].filter((family) => !cases.some((c) => c.family === family));
+  if (unknown.length > 0) throw new Error(`--families: no row of table 1 has the family ${unknown.map((f) => `"${f}"`).join(', ')} (they are: ${[...new Set(cases.map((c) => c.family))].join(', ')})`);
   await fs.mkdir(out('doc'), { recursive: true });
   // A small file's figures are a few milliseconds that a moment of the machine moves as much as
   // the overhead itself: they get six times the runs (cheap, as they are small). The bare VP9
@@ -467,7 +512,7 @@ try {
   const overheadRuns = (name: string) => (name.startsWith('small.') ? 6 * RUNS : 3 * RUNS);
   const overheadRows: string[][] = [];
   const timelineRows: string[][] = [];
-  for (const c of cases) {
+  for (const c of cases.filter((row) => FAMILIES === undefined || FAMILIES.has(row.family))) {
     await convertVia(true, c.name, c.target)(); // warm-up
     const polling = await repeat(RUNS, convertVia(false, c.name, c.target));
     // The stream runs and the bare runs alternate, so that a slow moment of the machine weighs on
@@ -513,10 +558,14 @@ try {
       }
     }
   }
-  table('1. Overhead', `Milliseconds, median (min-max). "service" is submit → done → downloaded through HTTP: polling every 0.5 s as the spec's client does, or following the event stream. The last column is the stream figure against the bare engine (their runs alternate, ${overheadRuns('small.')} times for small files, ${overheadRuns('large.')} for large ones): extra milliseconds and ratio (three decimals for the large files, whose target is 3%), each the median over the pairs of runs of the stream run against the bare run beside it (below 1: the service is faster, as with the warm LibreOffice pool against a cold \`soffice\`); in brackets, the ratio's 95% confidence interval (order statistics of the pairs, no assumption about their distribution). The interval is this machine's resolution: a job that keeps both cores busy for seconds varies by 15% or more from one run to the next, the bare command as much as the service. The rows after data are the families issue #30 added, one typical file each.${OVERHEAD_ONLY ? ` Tables 1 and 1b were measured on ${new Date().toISOString().slice(0, 10)} by \`npm run bench -- --overhead-only\`; the other tables come from the run named at the top.` : ''}`,
-    ['family', 'conversion', 'service, polling', 'service, stream', 'bare engine', 'overhead'], overheadRows);
-  table('1b. Where a large job\'s time goes', `The stream runs of table 1 for the large files, against the service's own record of each job (its \`job_done\` log line: the engine step is the engine's process, sandbox included, from start to exit). Milliseconds, medians over the same ${overheadRuns('large.')} runs. "Outside the engine" is end to end minus the engine step (upload, queue, storage, event stream, download), with its 95% interval and its share of the job; it does not depend on how fast the engine ran. "Engine step / bare" is the engine step against the bare command beside it, which carries the machine's spread. "Service CPU" is the service process's own CPU time (user and system, not its engines') during the job, and during the bare run beside it, when it is idle.`,
-    ['conversion', 'end to end', 'engine step', 'outside the engine', 'engine step / bare', 'service CPU, ms: job / idle'], timelineRows);
+  if (FAMILIES !== undefined) {
+    familyRows.push(...overheadRows);
+  } else {
+    table('1. Overhead', `Milliseconds, median (min-max). "service" is submit → done → downloaded through HTTP: polling every 0.5 s as the spec's client does, or following the event stream. The last column is the stream figure against the bare engine (their runs alternate, ${overheadRuns('small.')} times for small files, ${overheadRuns('large.')} for large ones): extra milliseconds and ratio (three decimals for the large files, whose target is 3%), each the median over the pairs of runs of the stream run against the bare run beside it (below 1: the service is faster, as with the warm LibreOffice pool against a cold \`soffice\`); in brackets, the ratio's 95% confidence interval (order statistics of the pairs, no assumption about their distribution). The interval is this machine's resolution: a job that keeps both cores busy for seconds varies by 15% or more from one run to the next, the bare command as much as the service. The rows after data are the families issue #30 added, one typical file each.${OVERHEAD_ONLY ? ` Tables 1 and 1b were measured on ${new Date().toISOString().slice(0, 10)} by \`npm run bench -- --overhead-only\`; the other tables come from the run named at the top.` : ''}`,
+      ['family', 'conversion', 'service, polling', 'service, stream', 'bare engine', 'overhead'], overheadRows);
+    table('1b. Where a large job\'s time goes', `The stream runs of table 1 for the large files, against the service's own record of each job (its \`job_done\` log line: the engine step is the engine's process, sandbox included, from start to exit). Milliseconds, medians over the same ${overheadRuns('large.')} runs. "Outside the engine" is end to end minus the engine step (upload, queue, storage, event stream, download), with its 95% interval and its share of the job; it does not depend on how fast the engine ran. "Engine step / bare" is the engine step against the bare command beside it, which carries the machine's spread. "Service CPU" is the service process's own CPU time (user and system, not its engines') during the job, and during the bare run beside it, when it is idle.`,
+      ['conversion', 'end to end', 'engine step', 'outside the engine', 'engine step / bare', 'service CPU, ms: job / idle'], timelineRows);
+  }
 
   // With --overhead-only, nothing after tables 1 and 1b is measured.
   everyOtherTable: {
@@ -872,7 +921,8 @@ try {
   // The hand-written record of changes made from these numbers survives each rewrite.
   const previous = await fs.readFile(values.out, 'utf8').catch(() => '');
   const changes = previous.indexOf(CHANGES_HEADING) >= 0 ? previous.slice(previous.indexOf(CHANGES_HEADING)) : '';
-  if (OVERHEAD_ONLY) await fs.writeFile(values.out, replaceSections(previous, sections));
+  if (FAMILIES !== undefined) await fs.writeFile(values.out, mergeOverheadRows(previous, familyRows));
+  else if (OVERHEAD_ONLY) await fs.writeFile(values.out, replaceSections(previous, sections));
   else await fs.writeFile(values.out, `${header}\n${sections.join('\n')}${changes ? `\n${changes}` : ''}`);
   process.stdout.write(`\nwritten to ${values.out}\n`);
 } finally {

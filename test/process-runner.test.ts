@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { ConvertdError } from '../src/errors.ts';
-import { ensureSuccess, runProcess } from '../src/process/runner.ts';
+import { ensureSuccess, lastErrorLine, runProcess } from '../src/process/runner.ts';
 import { tempDir } from './helpers/server.ts';
 
 /** True when the process is gone or a zombie (PID 1 here does not reap orphans). */
@@ -55,6 +55,15 @@ test('stderr is captured and a failure becomes conversion_failed with its last l
   assert.match(result.stderr, /bad header in input/);
   assert.throws(() => ensureSuccess(result, 'sometool'),
     (error: unknown) => error instanceof ConvertdError && error.code === 'conversion_failed' && /sometool exited with code 3: bad header in input/.test(error.message));
+});
+
+test('a Node helper that dies of an uncaught error is explained by its error line, not by its stack or version trailer', async () => {
+  const cwd = await tempDir();
+  const result = await runProcess(process.execPath, ['-e', "throw Object.assign(new Error('the browser could not start'), { code: 'E_X' })"], { cwd, timeoutMs: 20_000 });
+  assert.equal(result.exitCode, 1);
+  assert.match(result.stderr, /Node\.js v\d+/);
+  assert.equal(lastErrorLine(result.stderr), 'Error: the browser could not start');
+  assert.equal(lastErrorLine('noise\nbad header in input\n'), 'bad header in input');
 });
 
 test('the environment is clean and stdin is closed', async () => {

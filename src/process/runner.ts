@@ -268,7 +268,10 @@ function outOfMemoryError(): ConvertdError {
 /** The last meaningful line of a tool's error output, for a job's error message. */
 export function lastErrorLine(stderr: string): string {
   const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
-  return (lines.at(-1) ?? '').slice(0, 300);
+  // A Node process that dies of an uncaught error (a pool's helper) prints the error, its stack
+  // and "Node.js v24…": the line that says what went wrong is the one before the stack.
+  const stack = /^Node\.js v\d/.test(lines.at(-1) ?? '') ? lines.findIndex((line) => line.startsWith('at ')) : -1;
+  return ((stack > 0 ? lines[stack - 1] : lines.at(-1)) ?? '').slice(0, 300);
 }
 
 /** Throws conversion_failed unless the process exited 0. */
