@@ -15,7 +15,7 @@ import { EngineRegistry } from './engines/registry.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
 import { cgroupLimitsState, configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
 import { stopLaunchers } from './process/launchers.ts';
-import { configureSandbox, giveEntriesToEngineUser } from './process/sandbox.ts';
+import { configureSandbox, giveEntriesToEngineUser, unenterableDirectory } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
 import type { EngineIsolation, JobQueue, JobStore } from './jobs/types.ts';
@@ -131,6 +131,12 @@ async function main(): Promise<void> {
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const { storage, close: closeStorage } = await openStorage(config, log);
+  const closed = unenterableDirectory(config.dataDir, sandbox.settings);
+  if (closed) {
+    log.fatal({ event: 'data_dir_unreachable', data_dir: config.dataDir, closed_dir: closed },
+      `the engines' user (uid ${sandbox.settings.uid}) cannot enter ${closed}, which holds the data directory, so no engine could reach its work: make it traversable (chmod o+x ${closed}) or set CONVERTD_DATA_DIR to a directory elsewhere`);
+    exit(1);
+  }
   const backends = await openBackends(config, log);
   const { store, queue, changes } = backends;
   const runsWorkers = config.role !== 'api';

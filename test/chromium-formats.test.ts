@@ -149,6 +149,13 @@ const SAMPLES: Record<string, () => Buffer> = {
   }),
 };
 
+/** A data directory of a path of 72 bytes or more, in a directory the engines' user may pass through. */
+async function longDataDirectory(): Promise<string> {
+  const parent = await tempDir();
+  await fs.chmod(parent, 0o711);
+  return path.join(parent, 'a-data-directory-of-a-service-whose-path-is-long');
+}
+
 before(async () => {
   beacon = http.createServer((request, response) => {
     requests.push(`${request.method} ${request.url}`);
@@ -167,7 +174,9 @@ before(async () => {
       CONVERTD_ENGINE_TIMEOUTS: `chromium=${CHROMIUM_SECONDS}`, CONVERTD_MAX_IMAGE_PIXELS: String(PIXEL_CAP),
       // Browsers recycled often here, so that the run goes through several.
       CONVERTD_CHROMIUM_MAX_JOBS: '12',
-    }),
+    // A data directory deeper than a Unix socket's path allows below it (107 bytes): Chromium's
+    // singleton socket once went there, and the engine failed its probe under such a directory.
+    }, await longDataDirectory()),
     tempDir('convertd-chromium-'),
   ]);
   catalogue = await fetchCatalogue(server.url);

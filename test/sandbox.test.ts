@@ -2,6 +2,7 @@
 // the host's files beyond /usr and a few config paths, the work dir as the only writable place,
 // an unprivileged user when the service is root, and the whole tree killed on timeout.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ConvertdError } from '../src/errors.ts';
 import { runProcess } from '../src/process/runner.ts';
-import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
+import { configureSandbox, giveToEngineUser, unenterableDirectory } from '../src/process/sandbox.ts';
+import { SERVICE_NODE_FLAGS } from '../src/node-flags.ts';
 import { tempDir } from './helpers/server.ts';
 
 let listener: http.Server;
@@ -75,4 +77,26 @@ test('a timeout kills everything the sandboxed program started', async () => {
     if (cmdline.startsWith('sleep\u0000300') && cwd === workDir && !/ Z /.test(stat)) survivors.push(pid);
   }
   assert.deepEqual(survivors, [], 'sleep processes survived the timeout');
+});
+
+test('a data directory inside a directory the engines\' user cannot enter stops the service at start, saying which and what to do', async (t) => {
+  if (!asRoot) return t.skip('engines run as another user only when the service is root');
+  const closed = await tempDir('convertd-closed-'); // mkdtemp: 0700, root's own
+  const dataDir = path.join(closed, 'data');
+  assert.equal(unenterableDirectory(dataDir, { mode: 'bwrap', uid: 65534, gid: 65534 }), closed);
+  assert.equal(unenterableDirectory(dataDir, { mode: 'off' }), undefined);
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(import.meta.dirname, '..', 'src', 'main.ts')], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CONVERTD_DATA_DIR: dataDir, CONVERTD_LIBREOFFICE_START: 'lazy', CONVERTD_POOL_START: 'lazy' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 1, output);
+  assert.match(output, /"event":"data_dir_unreachable"/);
+  assert.ok(output.includes(`cannot enter ${closed}`) && output.includes(`chmod o+x ${closed}`), output);
+  assert.doesNotMatch(output, /"event":"listening"/);
+  await fs.chmod(closed, 0o711);
+  assert.equal(unenterableDirectory(dataDir, { mode: 'bwrap', uid: 65534, gid: 65534 }), undefined, 'a traversable parent is fine (the data directory itself is made by the service)');
 });

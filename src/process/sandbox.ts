@@ -4,7 +4,7 @@
 // /proc only for the engines that need one, no /sys, a clean environment, a new session (no terminal to inject into), and death with its parent. When the
 // service runs as root, the engine runs as an unprivileged user besides.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lchownSync } from 'node:fs';
+import { existsSync, lchownSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -112,6 +112,22 @@ export async function giveToEngineUser(dir: string, current: SandboxSettings = s
     }
   };
   await walk(dir);
+}
+
+/**
+ * The first directory above `dir` (or `dir` itself) that the engine user, who is neither its owner
+ * nor in its group, may not pass through (no execute bit for others), or undefined when there is
+ * none or engines run as this process's user. The engines run in work directories under the data
+ * directory: under such a parent each one failed with "launcher: cannot enter ...", so main.ts
+ * refuses to start instead.
+ */
+export function unenterableDirectory(dir: string, current: SandboxSettings = settings): string | undefined {
+  if (current.uid === undefined) return undefined;
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    const stat = statSync(at, { throwIfNoEntry: false }); // not made yet: the service makes it traversable
+    if (stat && stat.uid !== current.uid && stat.gid !== current.gid && (stat.mode & 0o001) === 0) return at;
+    if (path.dirname(at) === at) return undefined;
+  }
 }
 
 /**

@@ -21,6 +21,7 @@
 //   time limit ends a script that never stops, and the process (with its browser) is replaced.
 // - Memory: the process's memory cgroup holds the browser too (an OOM kill: input_too_complex);
 //   pages: the PDF is printed up to one page past the cap, which engine.ts refuses.
+import { mkdtempSync, rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type CDPSession } from 'playwright-core';
 import { ConvertdError } from '../../errors.ts';
@@ -58,6 +59,16 @@ const ARGS = [
 
 /** The viewport of a PDF's page before it is laid out for print (a desktop's width). */
 const PRINT_VIEWPORT = { width: 1280, height: 800 };
+
+// Chromium's profile (made by playwright) and its singleton socket (made by Chromium) go in the
+// temporary directory, which the runner makes the process's own directory under the data
+// directory. A Unix socket's path holds at most 107 bytes: under a data directory of more than
+// some 25 characters (/tmp/convertd-bench-XXXXXX/data) Chromium could not make its socket and
+// exited at start, so the engine was never offered. Both go in a directory of the short /tmp
+// instead: the sandbox's private one (a tmpfs), or, with the sandbox off, one of our own there,
+// removed when the process exits.
+process.env.TMPDIR = mkdtempSync('/tmp/convertd-chromium-');
+process.on('exit', () => rmSync(process.env.TMPDIR!, { recursive: true, force: true }));
 
 const browser: Browser = await chromium.launch({
   executablePath: CHROMIUM,
