@@ -125,7 +125,7 @@ export async function readModel(format: string, bytes: Buffer): Promise<ModelFac
     case 'off': return readOff(bytes.toString('latin1'));
     case '3ds': return factsOf(new TDSLoader().parse(arrayBuffer(bytes), ''));
     case 'fbx': return factsOf(new FBXLoader().parse(arrayBuffer(bytes), ''));
-    case 'dae': return factsOf(new ColladaLoader().parse(bytes.toString('utf8'), '').scene);
+    case 'dae': return factsOf(new ColladaLoader().parse(bytes.toString('utf8'), '')!.scene);
     case '3mf': return read3mf(bytes);
     case 'gltf':
     case 'glb': {

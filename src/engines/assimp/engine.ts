@@ -104,10 +104,11 @@ export class AssimpEngine implements Engine {
     try {
       await fs.writeFile(source, neutraliseReferences(from, content));
       const run = await this.context.run(ASSIMP, ['export', `./${path.basename(source)}`, `./${path.basename(result)}`, `-f${exporter}`, '-tri', '-vds'], {
-        cwd: workDir, timeoutMs: limits.timeoutMs, signal,
+        // assimp prints its "ERROR: Failed to load file: ..." on standard output.
+        cwd: workDir, timeoutMs: limits.timeoutMs, signal, captureStdout: true,
         limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
       });
-      if (run.signal !== null || run.exitCode !== 0) throw failure(from, to, run.exitCode, run.signal, `${run.stderr}`);
+      if (run.signal !== null || run.exitCode !== 0) throw failure(from, to, run.exitCode, run.signal, `${run.stdout}\n${run.stderr}`);
       if (to === 'gltf') await embedBuffers(result, workDir, limits.maxOutputBytes);
       await fs.rename(result, output);
     } finally {

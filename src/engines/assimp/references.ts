@@ -103,7 +103,7 @@ function checkedGlb(content: Buffer): Buffer {
 }
 
 /**
- * COLLADA and X3D: entities refused; every url, href or source attribute that does not point
+ * COLLADA and X3D: entities refused; X3D Inline elements dropped; every url, href or source attribute that does not point
  * inside the document ("#id") and every init_from or ref text (COLLADA's image paths) rewritten
  * to a name that is not there.
  */
@@ -112,6 +112,9 @@ function checkedXml(format: string, text: string): string {
     throw new ConvertdError('unsafe_input', `The ${format === 'dae' ? 'COLLADA' : 'X3D'} file declares XML entities: this service does not expand them. Remove them and send it again.`);
   }
   return text
+    // An X3D Inline is another scene, by url: dropped whole (assimp 5.2 fails on any Inline anyway,
+    // "failed to convert attribute value url ... to array of integers").
+    .replace(/<Inline\b[^>]*?(?:\/>|>[\s\S]*?<\/Inline\s*>)/g, '')
     .replace(/(\s(?:url|href|source)\s*=\s*)(?:"([^"]*)"|'([^']*)')/gi, (whole, prefix: string, double: string | undefined, single: string | undefined) => {
       const value = (double ?? single ?? '').trim();
       if (value.startsWith('#') || value.startsWith('data:')) return whole;
