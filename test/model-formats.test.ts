@@ -298,28 +298,35 @@ describe('hostile models: nothing outside the upload is read', () => {
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
 const CORPUS_FAMILIES = ['obj', 'stl', 'ply', 'gltf', 'glb', 'off', '3ds', 'dae', 'fbx'];
 /** Corpus files whose conversion is known to differ, and why (README "Known limitations"). */
-const CORPUS_KNOWN: Record<string, string> = {};
+const CORPUS_KNOWN: Record<string, string> = {
+  // Five lights and a controller, no <library_geometries>: three.js reads no triangle; assimp 5.2
+  // makes one mesh of 60 triangles of it (its COLLADA reader's, not checked against a third reader).
+  'dae/assimp-lights.dae': 'lights only: assimp makes a 60-triangle mesh three.js does not see',
+};
+/** The target each corpus family is tried with: GLB, and glTF for GLB itself. */
+const corpusTarget = (family: string) => (family === 'glb' ? 'gltf' : 'glb');
 const corpusFiles = CORPUS_FAMILIES.flatMap((family) => {
   const dir = path.join(CORPUS, family);
   return existsSync(dir) ? readdirSync(dir).sort().map((name) => ({ family, file: path.join(dir, name) })) : [];
 });
 
-describe('corpus: real-world 3D models to GLB', { skip: corpusFiles.length > 0 ? false : 'no ../shared/corpus here' }, () => {
+describe('corpus: real-world 3D models to GLB (GLB to glTF)', { skip: corpusFiles.length > 0 ? false : 'no ../shared/corpus here' }, () => {
   const report: string[] = [];
   after(() => {
     if (report.length) process.stdout.write(`3D corpus report:\n  ${report.join('\n  ')}\n`);
   });
   for (const { family, file } of corpusFiles) {
     const name = `${family}/${path.basename(file)}`;
-    test(`${name} → glb`, async () => {
+    const target = corpusTarget(family);
+    test(`${name} → ${target}`, async () => {
       const bytes = await fs.readFile(file);
-      const record = await run(bytes, path.basename(file), 'glb');
+      const record = await run(bytes, path.basename(file), target);
       report.push(`${name}: ${record.status}${record.error ? ` (${record.error.code}: ${record.error.message})` : ''}`);
       if (CORPUS_KNOWN[name] && record.status !== 'done') return;
       assert.equal(record.status, 'done', JSON.stringify(record.error));
       const { bytes: result } = await download(server.url, record.download_url!);
-      const output = await readModel('glb', result);
-      assert.ok(output.triangles > 0, 'the GLB holds triangles');
+      const output = await readModel(target, result);
+      assert.ok(output.triangles > 0, 'the result holds triangles');
       const source = await readModel(family, bytes).catch((error: Error) => error);
       if (source instanceof Error) {
         report.push(`  three.js cannot read the source (${source.message.slice(0, 80)}): ${output.triangles} triangles out`);

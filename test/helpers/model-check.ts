@@ -50,25 +50,22 @@ function factsOf(root: THREE.Object3D): ModelFacts {
 }
 
 function readOff(text: string): ModelFacts {
-  const words = text.replace(/#[^\n]*/g, '').split(/\s+/).filter(Boolean);
-  if (!/OFF$/.test(words[0] ?? '')) throw new Error('not OFF');
-  const [vertices, faces] = [Number(words[1]), Number(words[2])];
-  let at = 4;
+  // Line by line: a face line may carry a colour after its indices.
+  const lines = text.split(/\r?\n/).map((line) => line.replace(/#.*/, '').trim()).filter(Boolean);
+  if (!/OFF$/.test(lines[0] ?? '')) throw new Error('not OFF');
+  const header = (lines[0] === 'OFF' || /^[A-Z]*OFF$/.test(lines[0]!) ? lines[1] : lines[0]!.replace(/^[A-Z]*OFF\s*/, ''))!.split(/\s+/).map(Number);
+  const [vertices, faces] = [header[0]!, header[1]!];
+  const first = lines[0]!.length > 0 && /^[A-Z]*OFF$/.test(lines[0]!) ? 2 : 1;
   const min: [number, number, number] = [Infinity, Infinity, Infinity];
   const max: [number, number, number] = [-Infinity, -Infinity, -Infinity];
-  for (let v = 0; v < vertices; v++, at += 3) {
-    for (let axis = 0; axis < 3; axis++) {
-      const value = Number(words[at + axis]);
+  for (const line of lines.slice(first, first + vertices)) {
+    line.split(/\s+/).slice(0, 3).map(Number).forEach((value, axis) => {
       min[axis] = Math.min(min[axis]!, value);
       max[axis] = Math.max(max[axis]!, value);
-    }
+    });
   }
   let triangles = 0;
-  for (let f = 0; f < faces; f++) {
-    const n = Number(words[at]);
-    triangles += n - 2;
-    at += n + 1;
-  }
+  for (const line of lines.slice(first + vertices, first + vertices + faces)) triangles += Number(line.split(/\s+/)[0]) - 2;
   return { triangles, min, max };
 }
 
@@ -125,7 +122,8 @@ export async function readModel(format: string, bytes: Buffer): Promise<ModelFac
     case 'off': return readOff(bytes.toString('latin1'));
     case '3ds': return factsOf(new TDSLoader().parse(arrayBuffer(bytes), ''));
     case 'fbx': return factsOf(new FBXLoader().parse(arrayBuffer(bytes), ''));
-    case 'dae': return factsOf(new ColladaLoader().parse(bytes.toString('utf8'), '')!.scene);
+    // Without its images: three.js cannot decode pictures in Node (only the geometry is compared).
+    case 'dae': return factsOf(new ColladaLoader().parse(bytes.toString('utf8').replace(/<library_images>[\s\S]*?<\/library_images>/g, ''), '')!.scene);
     case '3mf': return read3mf(bytes);
     case 'gltf':
     case 'glb': {

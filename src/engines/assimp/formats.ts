@@ -1,6 +1,6 @@
 // The 3D model formats the assimp engine adds to the catalogue, and how the sniffer knows them.
 // file-type knows glb ("glTF" then version 2), binary FBX ("Kaydara FBX Binary"), an ASCII STL
-// ("solid ") and a 3MF whose [Content_Types].xml file-type can read (assimp's own, with spaces
+// ("solid "; one with a tab or a line end after "solid" is told here) and a 3MF whose [Content_Types].xml file-type can read (assimp's own, with spaces
 // around "=", it cannot: formats/ooxml-shortcut.ts threeMfKind finds it by its 3D/*.model part).
 // The others are told here by their content: PLY by its "ply" line and a format line, 3DS by its
 // main chunk and the chunk after it, an ASCII FBX by its "; FBX" comment, COLLADA and X3D by their
@@ -54,10 +54,18 @@ export function isBinaryStl(head: Buffer): boolean {
   return nonZero;
 }
 
+/**
+ * An ASCII STL that file-type misses ("solid" then a tab or a line end, not a space): "solid",
+ * then a facet or the end of the solid on the following lines.
+ */
+export function isAsciiStl(text: string): boolean {
+  return /^solid(?:[ \t][^\n]*)?\r?\n\s*(?:facet\s+normal\b|endsolid\b)/.test(text);
+}
+
 /** The formats this engine adds to the catalogue. */
 export const FORMATS: readonly FormatDefinition[] = [
   { id: 'obj', name: 'Wavefront OBJ', category: '3d-model', mediaType: 'model/obj', extensions: ['obj'], detect: 'extension' },
-  { id: 'stl', name: 'STL (stereolithography)', category: '3d-model', mediaType: 'model/stl', extensions: ['stl'], detect: 'magic', signature: isBinaryStl },
+  { id: 'stl', name: 'STL (stereolithography)', category: '3d-model', mediaType: 'model/stl', extensions: ['stl'], detect: 'magic', signature: (head, text) => isAsciiStl(text) || isBinaryStl(head) },
   { id: 'ply', name: 'Stanford PLY', category: '3d-model', mediaType: 'application/x-ply', extensions: ['ply'], detect: 'magic', signature: isPly },
   { id: 'gltf', name: 'glTF 2.0 (JSON, buffers embedded)', category: '3d-model', mediaType: 'model/gltf+json', extensions: ['gltf'], detect: 'extension' },
   { id: 'glb', name: 'glTF 2.0 binary (GLB)', category: '3d-model', mediaType: 'model/gltf-binary', extensions: ['glb'], detect: 'magic' },
