@@ -199,6 +199,16 @@ describe('hostile models: nothing outside the upload is read', () => {
   }
   const places = () => [path.join(secretDir, 'secret'), '../secret'];
 
+  test('control: bare assimp, outside the service, does read the secret an mtllib names', async () => {
+    // Without the engine's rewriting the hostile files below are effective: the material library
+    // at an absolute path lands in the COLLADA (so the tests below prove the rewriting, not a
+    // sandbox that happens to hide the path).
+    const work = await tempDir('convertd-models-control-');
+    await fs.writeFile(path.join(work, 'box.obj'), `mtllib ${path.join(secretDir, 'secret.mtl')}\n${OBJ}`);
+    await assimp(['export', 'box.obj', 'out.dae', '-fcollada'], work);
+    assert.ok((await fs.readFile(path.join(work, 'out.dae'))).includes(Buffer.from(SECRET)), 'bare assimp read the mtllib');
+  });
+
   test('an OBJ whose mtllib names a secret converts without it', async () => {
     for (const place of places()) {
       const obj = `mtllib ${place}.mtl\nusemtl ${SECRET.toLowerCase()}\n${OBJ}`;
