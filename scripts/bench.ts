@@ -372,6 +372,20 @@ try {
   files['letter.eml'] = Buffer.from(['From: Ada <ada@example.org>', 'To: Grace <grace@example.org>', 'Subject: The report', 'Date: Tue, 1 Dec 2026 10:00:00 +0000',
     'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', ...Array.from({ length: 300 }, (_, i) => `Line ${i + 1} of the letter, with some words about the report.`), ''].join('\r\n'));
   // A typical web page for the chromium engine: a heading, a grid of boxes, 200 paragraphs (about 5 pages of A4).
+  // A sphere-like model of 40 × 40 quads (3,200 triangles once assimp triangulates it), for assimp.
+  files['mesh.obj'] = Buffer.from((() => {
+    const n = 40;
+    const lines: string[] = [];
+    for (let i = 0; i <= n; i++) for (let j = 0; j <= n; j++) {
+      const [t, p] = [(i / n) * Math.PI, (j / n) * 2 * Math.PI];
+      lines.push(`v ${(Math.sin(t) * Math.cos(p)).toFixed(5)} ${(Math.sin(t) * Math.sin(p)).toFixed(5)} ${Math.cos(t).toFixed(5)}`);
+    }
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+      const a = i * (n + 1) + j + 1;
+      lines.push(`f ${a} ${a + 1} ${a + n + 2} ${a + n + 1}`);
+    }
+    return `${lines.join('\n')}\n`;
+  })());
   files['page.html'] = Buffer.from(`<!doctype html><html><head><meta charset="utf-8"><title>Report</title><style>body{font:14px sans-serif}.grid{display:grid;grid-template-columns:repeat(3,1fr);gap:8px}.grid div{height:60px;background:#36c}</style></head><body><h1>Report</h1><div class="grid"><div></div><div></div><div></div></div>${Array.from({ length: 200 }, (_, i) => `<p>Paragraph ${i + 1}: some words of a page printed by the browser, with <b>bold</b> and <i>italic</i> text.</p>`).join('')}</body></html>`);
   for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'photo.djvu', 'sources.tar.zst', 'font.ttf', 'page.png', 'report.pdf']) files[name] = await fs.readFile(path.join(work, name));
   for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
@@ -497,6 +511,7 @@ try {
     { family: 'geodata', name: 'points.geojson', target: 'gpkg', bareLabel: 'ogr2ogr -f GPKG', bare: () => run('ogr2ogr', ['-f', 'GPKG', '-overwrite', out('points.gpkg'), 'points.geojson'], work) },
     { family: 'e-mail', name: 'letter.eml', target: 'txt', bareLabel: 'mailparser in-process', bare: async () => { await fs.writeFile(out('letter.txt'), (await simpleParser(files['letter.eml']!)).text ?? ''); } },
     // The browser started for each file, as a user of the bare command does; the engine keeps its browsers warm (src/engines/chromium/).
+    { family: '3D model', name: 'mesh.obj', target: 'glb', bareLabel: 'assimp export -fglb2 -tri -vds', bare: () => run('/usr/bin/assimp', ['export', 'mesh.obj', out('mesh.glb'), '-fglb2', '-tri', '-vds'], work) },
     { family: 'HTML (Chromium)', name: 'page.html', target: 'pdf', bareLabel: 'chromium --headless --print-to-pdf (cold)', bare: () => run('/usr/bin/chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-pdf-header-footer', `--user-data-dir=${work}/chromium-profile`, `--print-to-pdf=${out('page.pdf')}`, `file://${path.join(work, 'page.html')}`], work) },
   ];
   const unknown = [...FAMILIES ?? []].filter((family) => !cases.some((c) => c.family === family));

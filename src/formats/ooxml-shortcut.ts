@@ -294,6 +294,17 @@ function xpsKind(zip: ByteSource, members: readonly ZipMember[]): FileTypeResult
  * document by its package relationship, a zipped shapefile by its members, or an OOXML kind by its
  * [Content_Types].xml alone (ooxmlKind); undefined leaves the decision to file-type's walk.
  */
+/**
+ * A 3MF model: an OPC package ([Content_Types].xml) whose model part is 3D/<name>.model, as the
+ * 3MF core specification places it. file-type finds it only by a content type written exactly
+ * `ContentType="..."`; assimp's writer puts spaces around the "=", so its 3MF was a plain zip.
+ */
+function threeMfKind(members: readonly ZipMember[]): FileTypeResult | undefined {
+  const names = members.map((member) => member.name);
+  if (!names.includes(CONTENT_TYPES) || names.some((name) => /^(?:word|xl|ppt|visio)\//.test(name))) return undefined;
+  return names.some((name) => /^3D\/[^/]+\.model$/i.test(name)) ? { ext: '3mf', mime: 'model/3mf' } : undefined;
+}
+
 export async function packageKind(zip: ByteSource): Promise<FileTypeResult | undefined> {
   let members: ZipMember[] | undefined;
   try {
@@ -306,6 +317,8 @@ export async function packageKind(zip: ByteSource): Promise<FileTypeResult | und
     // A zipped shapefile (geodata-packages.ts), which file-type calls plain zip.
     const geodata = geodataPackageKind(members);
     if (geodata) return geodata;
+    const model = threeMfKind(members);
+    if (model) return model;
   } catch {
     // A damaged member (a deflate or Snappy error, a lying size): file-type's walk decides, as below.
   }

@@ -53,6 +53,8 @@ const BY_CATEGORY: Readonly<Record<Category, readonly string[]>> = {
   geodata: ['geojson', 'kml', 'gpx'],
   // A message is read or kept as a PDF; its HTML page is the same without the document engines.
   email: ['pdf', 'html', 'txt'],
+  // GLB is one file that every viewer, web page and game engine opens; STL is what a 3D printer's slicer wants.
+  '3d-model': ['glb', 'stl', 'obj'],
 };
 
 /** The target a file of `source` starts with: `remembered` when still offered, then the tables, then the first offered. */
