@@ -105,9 +105,9 @@ const union = (boxes: Array<Shape['bbox']>): Shape['bbox'] => [Math.min(...boxes
 /**
  * The shapes of a metafile or DXF checked against the source's two: within the extent of all
  * that is drawn, what lies left of the middle spans [0, left] and what lies right spans [right, 1]
- * across the full height (within 3 % of the extent); with colours, the left is red, the right blue.
+ * across the full height (within 3 % of the extent, or a given tolerance); with colours, the left is red, the right blue.
  */
-function assertTwoShapes(found: Shape[], left: number, right: number, coloured: boolean, label: string): void {
+function assertTwoShapes(found: Shape[], left: number, right: number, coloured: boolean, label: string, tolerance = 0.03): void {
   const drawn = found.filter((s) => s.bbox[2] > s.bbox[0] || s.bbox[3] > s.bbox[1]);
   assert.ok(drawn.length >= 2, `${label}: two shapes at least, found ${JSON.stringify(found)}`);
   const all = union(drawn.map((s) => s.bbox));
@@ -116,7 +116,7 @@ function assertTwoShapes(found: Shape[], left: number, right: number, coloured: 
   const middle = (s: Shape) => (norm(s.bbox)[0]! + norm(s.bbox)[2]!) / 2;
   const leftShapes = drawn.filter((s) => middle(s) < 0.5);
   const rightShapes = drawn.filter((s) => middle(s) >= 0.5);
-  const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]!) < 0.03);
+  const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]!) < tolerance);
   assert.ok(near(norm(union(leftShapes.map((s) => s.bbox))), [0, 0, left, 1]), `${label}: the left shape spans ${JSON.stringify(norm(union(leftShapes.map((s) => s.bbox))))}`);
   assert.ok(near(norm(union(rightShapes.map((s) => s.bbox))), [right, 0, 1, 1]), `${label}: the right shape spans ${JSON.stringify(norm(union(rightShapes.map((s) => s.bbox))))}`);
   if (coloured) {
@@ -137,7 +137,9 @@ async function checkOutput(from: string, to: string, file: string): Promise<void
   if (to === 'emf' || to === 'wmf' || to === 'dxf') {
     const found = await shapes(to, file);
     if (from === 'dxf') assertTwoShapes(found, 0.4, 0.6, false, label);
-    else assertTwoShapes(found, 0.444, 0.556, to !== 'dxf', label);
+    // A DXF's circle is SPLINEs whose control points lie off the curve: the extent read from
+    // them is 4 % taller than the circle (measured 0.962 for the square's share of it).
+    else assertTwoShapes(found, 0.444, 0.556, to !== 'dxf', label, to === 'dxf' ? 0.05 : 0.03);
     return;
   }
   const drawn = await raster(to, file, from === 'dxf' ? OUTLINE_PROBES : FILLED_PROBES);
@@ -180,4 +182,119 @@ test('a PDF named .pdf stays a PDF, an EPS stays an EPS: the ai format is taken 
   assert.equal(asPdf.source, 'pdf');
   const asAi = await run(samples.ai!, 'drawing.ai', 'svg');
   assert.equal(asAi.source, 'ai');
+});
+
+/** EMF records that carry a bitmap (BITBLT, STRETCHBLT, MASKBLT, PLGBLT, SETDIBITSTODEVICE, STRETCHDIBITS, ALPHABLEND, TRANSPARENTBLT). */
+const EMF_BITMAP_RECORDS = new Set([76, 77, 78, 79, 80, 81, 114, 116]);
+
+function emfRecordTypes(bytes: Buffer): number[] {
+  const types: number[] = [];
+  for (let at = 0; at + 8 <= bytes.length;) {
+    const size = bytes.readUInt32LE(at + 4);
+    types.push(bytes.readUInt32LE(at));
+    if (size < 8) break;
+    at += size;
+  }
+  return types;
+}
+
+test('an SVG reads nothing but itself: linked files, URLs, XInclude, entities, @import and style sheets are dropped or refused', async () => {
+  // A secret on the service's disk: a green PNG and a text file with a marker, at known paths.
+  const marker = `SECRET-${Math.random().toString(36).slice(2)}`;
+  const secretPng = path.join(work, 'secret.png');
+  const secretText = path.join(work, 'secret.txt');
+  tool('/usr/bin/python3', ['-c', `from PIL import Image\nImage.new('RGB', (64, 64), (0, 200, 0)).save('${secretPng}')`]);
+  await fs.writeFile(secretText, `${marker}\n`);
+  // A web server that counts what it is asked for.
+  const http = await import('node:http');
+  let fetched = 0;
+  const web = http.createServer((_request, response) => { fetched++; response.end('x'); });
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(web.address() as { port: number }).port}`;
+  const body = (inner: string, head = '') => `<?xml version="1.0"?>${head}\n<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:sodipodi="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd" xmlns:xi="http://www.w3.org/2001/XInclude" width="200" height="100"><rect x="10" y="10" width="80" height="80" fill="#ff0000"/>${inner}</svg>`;
+  const cases: Record<string, string> = {
+    'image-path': body(`<image x="100" y="0" width="100" height="100" xlink:href="${secretPng}"/>`),
+    'image-file-url': body(`<image x="100" y="0" width="100" height="100" href="file://${secretPng}"/>`),
+    'image-char-refs': body(`<image x="100" y="0" width="100" height="100" xlink:href="&#102;ile://${secretPng}"/>`),
+    'image-absref': body(`<image x="100" y="0" width="100" height="100" xlink:href="missing.png" sodipodi:absref="${secretPng}"/>`),
+    'image-http': body(`<image x="100" y="0" width="100" height="100" xlink:href="${url}/image.png"/>`),
+    'xinclude-text': body(`<text x="100" y="50"><xi:include href="${secretText}" parse="text"/></text>`),
+    'css-import': body(`<style>@import url("${url}/style.css"); circle { fill: url(${url}/paint) }</style>`),
+    'xml-stylesheet': body('', `<?xml-stylesheet type="text/css" href="${url}/sheet.css"?>`),
+    'feimage': body(`<filter id="f"><feImage xlink:href="${secretPng}"/></filter><rect x="100" y="0" width="100" height="100" filter="url(#f)"/>`),
+  };
+  const external = body(`<text x="100" y="50">&secret;</text>`, `<!DOCTYPE svg [<!ENTITY secret SYSTEM "file://${secretText}">]>`);
+  const parameter = body('', `<!DOCTYPE svg [<!ENTITY % remote SYSTEM "${url}/evil.dtd"> %remote;]>`);
+  try {
+    await mapInFlight(Object.entries(cases), 3, async ([name, svg]) => {
+      for (const target of ['emf', 'dxf']) {
+        const file = await converted(Buffer.from(svg), `${name}.svg`, target);
+        const bytes = await fs.readFile(file);
+        assert.ok(!bytes.includes(marker), `${name} → ${target}: the secret text is not in the output`);
+        if (target === 'emf') {
+          const types = emfRecordTypes(bytes);
+          assert.ok(!types.some((type) => EMF_BITMAP_RECORDS.has(type)), `${name} → emf: no bitmap was embedded (records ${[...new Set(types)].join(',')})`);
+          const found = await shapes('emf', file);
+          assert.ok(found.some((shape) => shape.colour?.join() === '255,0,0'), `${name} → emf: the drawing's own square is still there`);
+          assert.ok(!found.some((shape) => shape.colour?.join() === '0,200,0'), `${name} → emf: nothing green (the secret picture's colour)`);
+        }
+      }
+    });
+    for (const [name, svg] of [['external-entity', external], ['parameter-entity', parameter]] as const) {
+      const record = await run(Buffer.from(svg), `${name}.svg`, 'emf');
+      assert.equal(record.status, 'error', name);
+      assert.equal(record.error?.code, 'corrupt_input', `${name}: ${JSON.stringify(record.error)}`);
+    }
+    assert.equal(fetched, 0, 'nothing was fetched from the web server');
+  } finally {
+    web.close();
+  }
+});
+
+test('a billion laughs is refused, a use-bomb ends in a clean error or a result, a huge canvas stays vector', async () => {
+  const laughs = `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><svg xmlns="http://www.w3.org/2000/svg"><text>&c;</text></svg>`;
+  const laughed = await run(Buffer.from(laughs), 'laughs.svg', 'emf');
+  assert.equal(laughed.error?.code, 'corrupt_input', JSON.stringify(laughed.error));
+  // Ten levels of ten <use> each: 10^10 rectangles if expanded.
+  let defs = '<rect id="l0" width="1" height="1"/>';
+  for (let level = 1; level <= 10; level++) defs += `<g id="l${level}">${Array.from({ length: 10 }, () => `<use xlink:href="#l${level - 1}"/>`).join('')}</g>`;
+  const bomb = `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100" height="100"><defs>${defs}</defs><use xlink:href="#l10"/></svg>`;
+  const bombed = await run(Buffer.from(bomb), 'bomb.svg', 'emf');
+  console.log('use-bomb:', bombed.status, bombed.error?.code);
+  assert.ok(bombed.status === 'done' || ['input_too_complex', 'timeout', 'output_too_large'].includes(bombed.error?.code ?? ''), `use-bomb: ${JSON.stringify(bombed.error)}`);
+  // A canvas of 10^8 × 10^8 px: nothing is rasterised to EMF, so it converts, contained.
+  const huge = '<svg xmlns="http://www.w3.org/2000/svg" width="100000000" height="100000000"><rect width="100000000" height="100000000" fill="#0000ff"/></svg>';
+  const big = await run(Buffer.from(huge), 'huge.svg', 'wmf');
+  // Inkscape 1.2 crashes on it (an exception in its signal handler): a clean corrupt_input, no output.
+  assert.ok(big.status === 'done' || ['input_too_complex', 'corrupt_input'].includes(big.error?.code ?? ''), `huge canvas: ${JSON.stringify(big.error)}`);
+  assert.ok(big.status !== 'done' || big.size! < 1_000_000, 'a huge canvas converted stays small');
+});
+
+test('a PNG of a huge DXF drawing or Illustrator page is refused before it is drawn', async () => {
+  const line = ['0', 'SECTION', '2', 'ENTITIES', '0', 'LINE', '8', '0', '10', '0', '20', '0', '11', '10000000', '21', '10000000', '0', 'ENDSEC', '0', 'EOF', ''].join('\n');
+  const wide = await run(Buffer.from(line), 'wide.dxf', 'png');
+  assert.equal(wide.error?.code, 'input_too_complex', JSON.stringify(wide.error));
+  await fs.writeFile(path.join(work, 'page.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="14000pt" height="14000pt"><rect width="100" height="100" fill="#ff0000"/></svg>');
+  const page = await run(tool('/usr/bin/rsvg-convert', ['-f', 'pdf', 'page.svg']), 'page.ai', 'png');
+  assert.equal(page.error?.code, 'input_too_complex', JSON.stringify(page.error));
+});
+
+test('a DXF naming a file on disk (IMAGEDEF) converts without it', async () => {
+  const marker = `DXFSECRET-${Math.random().toString(36).slice(2)}`;
+  const secret = path.join(work, 'dxf-secret.txt');
+  await fs.writeFile(secret, marker);
+  const withImage = DXF_SAMPLE.replace('0\nENDSEC\n0\nEOF', ['0', 'IMAGE', '8', '0', '10', '0', '20', '0', '340', '2A', '0', 'ENDSEC', '0', 'SECTION', '2', 'OBJECTS', '0', 'IMAGEDEF', '5', '2A', '1', secret, '0', 'ENDSEC', '0', 'EOF'].join('\n'));
+  for (const target of ['svg', 'pdf']) {
+    const file = await converted(Buffer.from(withImage), 'image.dxf', target);
+    assert.ok(!(await fs.readFile(file)).includes(marker), `dxf → ${target}: the named file is not in the output`);
+    if (target === 'pdf') assert.match(tool('/usr/bin/pdftotext', [file, '-']).toString(), new RegExp(WORD));
+  }
+});
+
+test('real Illustrator and DXF files of the shared corpus convert (skipped when absent)', { skip: !existsSync(path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'ai')) }, async () => {
+  const corpus = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
+  const file = path.join(corpus, 'ai', 'transmute-sample.ai');
+  if (!existsSync(file)) return;
+  const pdf = await converted(await fs.readFile(file), 'transmute-sample.ai', 'pdf');
+  assert.match(tool('/usr/bin/pdftotext', [pdf, '-']).toString(), /Illustrator/);
 });

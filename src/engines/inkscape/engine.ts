@@ -205,6 +205,9 @@ export class InkscapeEngine implements Engine {
     const page = drawing.endsWith('.ai') ? ['--pdf-page=1'] : [];
     return this.context.run(INKSCAPE, [...page, ...kind, ...extra, `--export-filename=./${path.basename(output)}`, `./${path.basename(drawing)}`], {
       cwd: workDir, timeoutMs, ...(signal ? { signal } : {}),
+      // Inkscape finds its data and its extensions from its own path, read from /proc/self/exe:
+      // without a /proc it aborts at start.
+      procfs: true,
       // Inkscape writes its preferences and caches under these: the work dir, never a shared home.
       env: { XDG_CONFIG_HOME: path.join(workDir, '.config'), XDG_CACHE_HOME: path.join(workDir, '.cache'), XDG_DATA_HOME: path.join(workDir, '.local') },
       limits: { addressSpaceBytes: INKSCAPE_ADDRESS_SPACE, ...(maxOutputBytes ? { fileSizeBytes: maxOutputBytes } : {}) },
