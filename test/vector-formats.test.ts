@@ -9,7 +9,7 @@
 // the source has them: left and right halves of the drawing's extent, the circle's corner empty.
 // Hostile inputs (docs/security.md#inkscape): images, XInclude, entities, CSS @import and
 // xml-stylesheet naming a secret file planted on disk and a URL; a billion laughs, a use-bomb,
-// a huge canvas; a DXF with an IMAGEDEF naming the secret; an EMF whose records name it.
+// a huge canvas; a DXF with an IMAGEDEF naming the secret. (EMF, WMF and EPS are not Inkscape's inputs here.)
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

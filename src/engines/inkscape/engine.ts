@@ -7,8 +7,11 @@
 //  - ai (an Illustrator file, a PDF inside) to svg, pdf, png and eps, first page only: Inkscape's
 //    PDF import (poppler, in-process; no Ghostscript). EPS, PS and PostScript-era AI are not
 //    Inkscape's here: they stay Ghostscript's, under -dSAFER.
-// emf, wmf, cdr and vsd stay LibreOffice's: compared on the corpus, Inkscape's EMF/WMF import
-// gave no better drawing (README "Known limitations"; docs/fidelity.md has nothing to add).
+// emf, wmf, cdr and vsd stay LibreOffice's. Compared on the shared corpus's three EMF and three
+// WMF files (both to PNG): Inkscape drew five of them as LibreOffice does, only framed to the
+// drawing rather than set on a page, and wrote nothing for the sixth (poi-60677.wmf, a table
+// LibreOffice draws); no drawing was better, so moving those pairs would only lose one. cdr and
+// vsd: Inkscape 1.2 reads them through the same libcdr and libvisio as LibreOffice.
 //
 // Every edge is unchainable: each makes sense for the file uploaded, and chained ones would add
 // a dozen pairs of other formats through svg (a PDF → svg → wmf) that no one asked for and that
