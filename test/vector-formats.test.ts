@@ -7,8 +7,7 @@
 // (with a word in the square), a DXF of a square, a circle and a word, and an Illustrator file
 // (a PDF rsvg-convert makes of the SVG, named .ai). Each output must hold the two shapes where
 // the source has them: left and right halves of the drawing's extent, the circle's corner empty.
-// Hostile inputs (docs/security.md#inkscape): images, XInclude, entities, CSS @import and
-// xml-stylesheet naming a secret file planted on disk and a URL; a billion laughs, a use-bomb,
+// Hostile inputs (docs/security.md#inkscape): images, XInclude, entities and CSS @import naming a secret file planted on disk and a URL; a billion laughs, a use-bomb,
 // a huge canvas; a DXF with an IMAGEDEF naming the secret. (EMF, WMF and EPS are not Inkscape's inputs here.)
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -17,7 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { download, fetchCatalogue, mapInFlight, runWithOptions, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { download, expectError, fetchCatalogue, mapInFlight, runWithOptions, submit, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { toolEnv } from './helpers/tools.ts';
 
@@ -220,7 +219,6 @@ test('an SVG reads nothing but itself: linked files, URLs, XInclude, entities, @
     'image-http': body(`<image x="100" y="0" width="100" height="100" xlink:href="${url}/image.png"/>`),
     'xinclude-text': body(`<text x="100" y="50"><xi:include href="${secretText}" parse="text"/></text>`),
     'css-import': body(`<style>@import url("${url}/style.css"); circle { fill: url(${url}/paint) }</style>`),
-    'xml-stylesheet': body('', `<?xml-stylesheet type="text/css" href="${url}/sheet.css"?>`),
     'feimage': body(`<filter id="f"><feImage xlink:href="${secretPng}"/></filter><rect x="100" y="0" width="100" height="100" filter="url(#f)"/>`),
   };
   const external = body(`<text x="100" y="50">&secret;</text>`, `<!DOCTYPE svg [<!ENTITY secret SYSTEM "file://${secretText}">]>`);
@@ -245,6 +243,10 @@ test('an SVG reads nothing but itself: linked files, URLs, XInclude, entities, @
       assert.equal(record.status, 'error', name);
       assert.equal(record.error?.code, 'corrupt_input', `${name}: ${JSON.stringify(record.error)}`);
     }
+    // A style sheet processing instruction before the root: not taken as an SVG at all (the
+    // sniffer's SVG starts with the root element after a declaration, comments and a doctype).
+    const sheet = body('', `<?xml-stylesheet type="text/css" href="${url}/sheet.css"?>`);
+    await expectError(await submit(server.url, Buffer.from(sheet), 'sheet.svg', 'emf'), 415, 'unsupported_format');
     assert.equal(fetched, 0, 'nothing was fetched from the web server');
   } finally {
     web.close();

@@ -32,7 +32,8 @@ function decodeValue(value: string): string {
 
 /** A reference that stays inside the document: a fragment or inline data. */
 function isLocal(reference: string): boolean {
-  const value = reference.replace(/[\s\u0000-\u001f]/g, '');
+  // White space and control characters are ignored by URL parsers ("fi\tle:"): dropped before the test.
+  const value = [...reference].filter((c) => c.charCodeAt(0) > 0x20).join('');
   return value === '' || value.startsWith('#') || /^data:/i.test(value);
 }
 
