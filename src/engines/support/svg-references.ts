@@ -120,7 +120,10 @@ function rewriteMarkup(text: string): string {
       continue;
     }
     const name = /^<\/?[^\s/>]*/.exec(text.slice(open, open + 256))![0];
-    if (name.startsWith('</') || name.startsWith('<?') || name.startsWith('<!')) {
+    // A declaration left here (a second DOCTYPE, one the pattern above did not take) is refused:
+    // only the one expanded above may reach the reader.
+    if (name.startsWith('<!')) refuse('has a declaration this service does not take');
+    if (name.startsWith('</') || name.startsWith('<?')) {
       const end = text.indexOf('>', open);
       const stop = end < 0 ? text.length : end + 1;
       out.push(text.slice(open, stop));
