@@ -299,3 +299,18 @@ test('real Illustrator and DXF files of the shared corpus convert (skipped when 
   const pdf = await converted(await fs.readFile(file), 'transmute-sample.ai', 'pdf');
   assert.match(tool('/usr/bin/pdftotext', [pdf, '-']).toString(), /Illustrator/);
 });
+
+test('a DXF of nested blocks (10^8 lines if expanded) ends in a clean error or a result', async () => {
+  const lines: string[] = [];
+  const put = (...values: Array<string | number>) => lines.push(...values.map(String));
+  put(0, 'SECTION', 2, 'BLOCKS', 0, 'BLOCK', 8, 0, 2, 'B0', 70, 0, 10, 0, 20, 0, 0, 'LINE', 8, 0, 10, 0, 20, 0, 11, 1, 21, 1, 0, 'ENDBLK');
+  for (let level = 1; level <= 8; level++) {
+    put(0, 'BLOCK', 8, 0, 2, `B${level}`, 70, 0, 10, 0, 20, 0);
+    for (let copy = 0; copy < 10; copy++) put(0, 'INSERT', 8, 0, 2, `B${level - 1}`, 10, copy, 20, 0);
+    put(0, 'ENDBLK');
+  }
+  put(0, 'ENDSEC', 0, 'SECTION', 2, 'ENTITIES', 0, 'INSERT', 8, 0, 2, 'B8', 10, 0, 20, 0, 0, 'ENDSEC', 0, 'EOF', '');
+  // Inkscape's importer writes blocks as <use> of <defs>: the bomb reaches Inkscape as a use-bomb.
+  const record = await run(Buffer.from(lines.join('\n')), 'blocks.dxf', 'pdf');
+  assert.ok(record.status === 'done' || ['input_too_complex', 'timeout', 'output_too_large'].includes(record.error?.code ?? ''), `nested blocks: ${JSON.stringify(record.error)}`);
+});

@@ -180,20 +180,15 @@ export class InkscapeEngine implements Engine {
 
   /** Inkscape's DXF importer, run by python3 in the sandbox, writing an SVG (made self-contained like an upload). */
   private async importDxf(input: string, svg: string, workDir: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const handle = await fs.open(svg, 'w', 0o644);
-    const stdout = handle.createWriteStream();
-    let result: RunResult;
-    try {
-      result = await this.context.run(PYTHON, [DXF_INPUT, '--scalemethod=auto', '--encoding=utf_8', `./${path.basename(input)}`], {
-        cwd: workDir, timeoutMs, ...(signal ? { signal } : {}), stdout,
-        limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE, fileSizeBytes: MAX_SVG_BYTES },
-      });
-    } finally {
-      await new Promise<void>((resolve) => { stdout.end(resolve); });
-    }
+    // --output: python3 writes the SVG itself, so the file-size cap (RLIMIT_FSIZE) bounds what a
+    // DXF of nested blocks expands to (through a pipe it would not).
+    const result = await this.context.run(PYTHON, [DXF_INPUT, '--scalemethod=auto', '--encoding=utf_8', `--output=./${path.basename(svg)}`, `./${path.basename(input)}`], {
+      cwd: workDir, timeoutMs, ...(signal ? { signal } : {}),
+      limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE, fileSizeBytes: MAX_SVG_BYTES },
+    });
     const written = await fs.readFile(svg, 'utf8').catch(() => '');
     if (result.exitCode !== 0 || !/<svg[\s>]/.test(written)) {
-      if (result.signal === 'SIGKILL' || /MemoryError|RecursionError/.test(result.stderr)) throw new ConvertdError('input_too_complex', `The DXF drawing is too complex to read (${lastErrorLine(result.stderr) || result.signal}).`);
+      if (result.signal === 'SIGKILL' || result.signal === 'SIGXFSZ' || /MemoryError|RecursionError|File too large/.test(result.stderr)) throw new ConvertdError('input_too_complex', `The DXF drawing is too complex to read (${lastErrorLine(result.stderr) || result.signal}).`);
       throw new ConvertdError('corrupt_input', `The DXF drawing could not be read${lastErrorLine(result.stderr) ? ` (${lastErrorLine(result.stderr)})` : ''}: check that it is a valid DXF file.`);
     }
     // The importer's SVG is text it made of the DXF's; it goes through the same rewrite as an upload.
