@@ -369,6 +369,8 @@ try {
     type: 'FeatureCollection',
     features: Array.from({ length: 5000 }, (_, i) => ({ type: 'Feature', properties: { id: i, name: `point ${i}` }, geometry: { type: 'Point', coordinates: [-10 + (i % 100) * 0.2, 40 + Math.floor(i / 100) * 0.2] } })),
   }));
+  // A drawing for the inkscape engine: 200 coloured circles and a line of text.
+  files['drawing.svg'] = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600">${Array.from({ length: 200 }, (_, i) => `<circle cx="${20 + (i % 20) * 38}" cy="${20 + Math.floor(i / 20) * 55}" r="16" fill="#${((i * 2654435761) >>> 8 & 0xffffff).toString(16).padStart(6, '0')}"/>`).join('')}<text x="20" y="590" font-size="20">A drawing made a metafile</text></svg>`);
   files['letter.eml'] = Buffer.from(['From: Ada <ada@example.org>', 'To: Grace <grace@example.org>', 'Subject: The report', 'Date: Tue, 1 Dec 2026 10:00:00 +0000',
     'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', ...Array.from({ length: 300 }, (_, i) => `Line ${i + 1} of the letter, with some words about the report.`), ''].join('\r\n'));
   // A typical web page for the chromium engine: a heading, a grid of boxes, 200 paragraphs (about 5 pages of A4).
@@ -508,6 +510,8 @@ try {
     // The engine makes potrace's greymap with sharp; the bare command with ImageMagick.
     { family: 'tracing', name: 'page.png', target: 'svg', bareLabel: 'convert → pgm, potrace -b svg', bare: () => { run('/usr/bin/convert', ['page.png', '-colorspace', 'gray', out('page.pgm')], work); run('potrace', ['-b', 'svg', '-o', out('page.svg'), out('page.pgm')], work); } },
     { family: 'PDF to SVG (MuPDF)', name: 'report.pdf', target: 'svg', bareLabel: 'mutool draw -F svg (page 1)', bare: () => run('mutool', ['draw', '-q', '-F', 'svg', '-o', out('report.svg'), 'report.pdf', '1'], work) },
+    // A fresh Inkscape per job, as the engine runs it (src/engines/inkscape/engine.ts; HOME in a directory of its own).
+    { family: 'vector (Inkscape)', name: 'drawing.svg', target: 'emf', bareLabel: 'inkscape --export-type=emf', bare: () => run('/usr/bin/env', [`HOME=${out('doc')}`, 'inkscape', '--export-type=emf', `--export-filename=${out('drawing.emf')}`, 'drawing.svg'], work) },
     { family: 'geodata', name: 'points.geojson', target: 'gpkg', bareLabel: 'ogr2ogr -f GPKG', bare: () => run('ogr2ogr', ['-f', 'GPKG', '-overwrite', out('points.gpkg'), 'points.geojson'], work) },
     { family: 'e-mail', name: 'letter.eml', target: 'txt', bareLabel: 'mailparser in-process', bare: async () => { await fs.writeFile(out('letter.txt'), (await simpleParser(files['letter.eml']!)).text ?? ''); } },
     // The browser started for each file, as a user of the bare command does; the engine keeps its browsers warm (src/engines/chromium/).

@@ -95,9 +95,13 @@ test('every raster format lists the four traced targets; svg does not trace its 
     const some = TARGETS.filter((target) => entry.targets.includes(target));
     assert.ok(some.length === 0 || some.length === 4, `${entry.id}: ${some.join(', ')}`);
   }
+  // A drawing is never traced: svg and svgz reach no geojson, and their dxf is Inkscape's export
+  // of the drawing's own curves (vector-formats.test.ts), not a trace of its rendering.
   for (const id of ['svg', 'svgz']) {
     const entry = catalogue.find((f) => f.id === id)!;
-    assert.ok(!entry.targets.includes('dxf') && !entry.targets.includes('geojson'), `${id} reaches a traced target`);
+    assert.ok(!entry.targets.includes('geojson'), `${id} reaches a traced target`);
+    const discovery = await (await fetch(`${server.url}/api/formats/${id}/dxf`)).json() as { steps: string[] };
+    assert.deepEqual(discovery.steps, ['inkscape'], `${id} → dxf is Inkscape's, never potrace's`);
   }
   for (const source of ['png', 'jpg']) {
     const discovery = await (await fetch(`${server.url}/api/formats/${source}/pdf`)).json() as { steps: string[] };

@@ -1,0 +1,254 @@
+// Vector drawings through Inkscape 1.2 (issue #31), where it is the tool that does the pair:
+//  - svg and svgz to emf, wmf and dxf (rsvg keeps svg → png, pdf, eps, ps: faster, and it loads
+//    nothing by itself);
+//  - dxf to svg, pdf, png, eps, ps, emf and wmf: the DXF is read by Inkscape's own importer
+//    (extensions/dxf_input.py, run here with python3, not through Inkscape, whose GUI-bound
+//    import dialog aborts without a display), fitted to an A4 page, then exported by Inkscape;
+//  - ai (an Illustrator file, a PDF inside) to svg, pdf, png and eps, first page only: Inkscape's
+//    PDF import (poppler, in-process; no Ghostscript). EPS, PS and PostScript-era AI are not
+//    Inkscape's here: they stay Ghostscript's, under -dSAFER.
+// emf, wmf, cdr and vsd stay LibreOffice's. Compared on the shared corpus's three EMF and three
+// WMF files (both to PNG): Inkscape drew five of them as LibreOffice does, only framed to the
+// drawing rather than set on a page, and wrote nothing for the sixth (poi-60677.wmf, a table
+// LibreOffice draws); no drawing was better, so moving those pairs would only lose one. cdr and
+// vsd: Inkscape 1.2 reads them through the same libcdr and libvisio as LibreOffice.
+//
+// Every edge is unchainable: each makes sense for the file uploaded, and chained ones would add
+// a dozen pairs of other formats through svg (a PDF → svg → wmf) that no one asked for and that
+// another engine's svg may not carry well.
+//
+// Hostile input (docs/security.md#inkscape): an SVG is made self-contained first
+// (support/svg-references.ts: non-local references dropped, XInclude made inert, entity bombs and
+// external entities refused); Inkscape and python3 run in the sandbox (no network, no file but
+// the work directory, HOME there for Inkscape's preferences), under the output cap, the address
+// space cap and the engine's time limit. A PNG is rendered only after the page's size was checked
+// against the pixel limit.
+//
+// Measured here (2 cores, 1.2.2): one Inkscape start and export takes 0.4-0.9 s (svg → emf 0.5 s,
+// → dxf 0.9 s with its Python exporter), the DXF import 0.9 s of Python. A warm `inkscape --shell`
+// would save about half a second a job but keep one Inkscape's state (its document, preferences,
+// caches) across jobs of different users; for a conversion that is rare, a fresh process per job
+// is kept (README "Known limitations").
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCallback } from 'node:zlib';
+import { ConvertdError } from '../../errors.ts';
+import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
+import type { EngineContext } from '../module.ts';
+import { readPdfInfo } from '../support/pdf-info.ts';
+import { selfContainedSvg } from '../support/svg-references.ts';
+import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+
+const INKSCAPE = '/usr/bin/inkscape';
+const PYTHON = '/usr/bin/python3';
+const DXF_INPUT = '/usr/share/inkscape/extensions/dxf_input.py';
+/** Inkscape's DXF R14 exporter (a Python extension; its built-in R12 one writes no entities for filled shapes). */
+const DXF_OUTPUT_EXTENSION = 'org.ekips.output.dxf_outlines';
+/** CSS pixels per inch: Inkscape's PNG export default; a PDF point is 1/72 inch. */
+const CSS_DPI = 96;
+const MAX_SIDE = 16384;
+/** The most an SVG (or an .svgz inflated) may be before it is rewritten: past it, refused. */
+const MAX_SVG_BYTES = 64 * 1024 * 1024;
+/** Inkscape's address space: its GTK and cairo start at ~0.9 GB virtual; room for a large drawing, not for a runaway. */
+const INKSCAPE_ADDRESS_SPACE = NATIVE_ADDRESS_SPACE;
+
+const gunzip = promisify(gunzipCallback);
+
+// Cost 2: a slow program's start (about half a second), dearer than rsvg's 1 where both could.
+const edge = (from: string, to: string): ConversionEdge => ({ from, to, cost: 2, chainable: false });
+const EDGES: ConversionEdge[] = [
+  ...['svg', 'svgz'].flatMap((from) => ['emf', 'wmf', 'dxf'].map((to) => edge(from, to))),
+  ...['svg', 'pdf', 'png', 'eps', 'ps', 'emf', 'wmf'].map((to) => edge('dxf', to)),
+  // An Illustrator file's first page, as Inkscape's import does (a PDF's later pages are not the drawing).
+  ...['svg', 'pdf', 'png', 'eps'].map((to) => edge('ai', to)),
+];
+
+/** What each export starts with, checked by the probe and after each conversion. */
+const WROTE: Record<string, (head: Buffer) => boolean> = {
+  svg: (head) => /<svg[\s>]/.test(head.toString('utf8')),
+  pdf: (head) => head.toString('latin1', 0, 5) === '%PDF-',
+  png: (head) => head.readUInt32BE(0) === 0x89504e47,
+  eps: (head) => /^%!PS-Adobe-[\d.]+ EPSF/.test(head.toString('latin1')),
+  ps: (head) => head.toString('latin1', 0, 4) === '%!PS',
+  // EMR_HEADER (type 1) and " EMF" at byte 40.
+  emf: (head) => head.readUInt32LE(0) === 1 && head.toString('latin1', 40, 44) === ' EMF',
+  // A placeable WMF (0x9AC6CDD7) or a bare one's header (type 1 or 2, header size 9 words).
+  wmf: (head) => head.readUInt32LE(0) === 0x9ac6cdd7 || ((head.readUInt16LE(0) === 1 || head.readUInt16LE(0) === 2) && head.readUInt16LE(2) === 9),
+  dxf: (head) => /^\s*(?:999\s*\r?\n[^\n]*\r?\n\s*)?0\s*\r?\nSECTION/.test(head.toString('latin1')),
+};
+
+export class InkscapeEngine implements Engine {
+  readonly id = 'inkscape';
+  /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
+  readonly probeMemory = 'edges' as const;
+  readonly timeoutSeconds = 120;
+  readonly edges = EDGES;
+  readonly reportsProgress = false;
+  private readonly context: EngineContext<unknown>;
+
+  constructor(context: EngineContext<unknown>) {
+    this.context = context;
+  }
+
+  estimateSeconds(inputBytes: number, from: string): number {
+    return (from === 'dxf' ? 2 : 1) + inputBytes / 1_000_000;
+  }
+
+  /**
+   * Exports a small drawing to emf, wmf, dxf and pdf, imports the DXF made and reads the PDF back
+   * as an Illustrator file: the edges whose steps all wrote what they should pass (png, eps and ps
+   * are Inkscape's cairo export as pdf is).
+   */
+  async probe(): Promise<readonly ConversionEdge[]> {
+    return this.context.withScratchDir(async (dir) => {
+      await fs.writeFile(path.join(dir, 'probe.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect x="5" y="5" width="30" height="30" fill="#ff0000"/></svg>');
+      const works = new Set<string>();
+      const attempt = async (drawing: string, to: string, name: string) => {
+        const output = path.join(dir, `${name}.${to}`);
+        const result = await this.export(path.join(dir, drawing), output, to, dir, 30_000);
+        return result.exitCode === 0 && WROTE[to]!(await head(output));
+      };
+      for (const target of ['emf', 'wmf', 'dxf', 'pdf']) if (await attempt('probe.svg', target, 'probe')) works.add(target);
+      if (works.has('dxf')) {
+        await this.importDxf(path.join(dir, 'probe.dxf'), path.join(dir, 'imported.svg'), dir, 30_000).then(() => works.add('dxf-import'), () => undefined);
+      }
+      if (works.has('pdf')) {
+        await fs.copyFile(path.join(dir, 'probe.pdf'), path.join(dir, 'probe.ai'));
+        if (await attempt('probe.ai', 'svg', 'from-ai')) works.add('ai-import');
+      }
+      const passes = (e: ConversionEdge) => {
+        const exported = ['pdf', 'png', 'eps', 'ps', 'svg'].includes(e.to) ? works.has('pdf') : works.has(e.to);
+        if (e.from === 'dxf') return works.has('dxf-import') && exported;
+        if (e.from === 'ai') return works.has('ai-import') && exported;
+        return exported;
+      };
+      const passed = EDGES.filter(passes);
+      if (passed.length === 0) throw new Error('inkscape exported nothing');
+      return passed;
+    });
+  }
+
+  async convert(request: ConvertRequest): Promise<void> {
+    const { input, output, from, to, workDir, limits, signal } = request;
+    let drawing: string;
+    if (from === 'svg' || from === 'svgz') {
+      drawing = await this.selfContained(input, from, workDir);
+    } else if (from === 'dxf') {
+      const imported = path.join(workDir, 'imported.svg');
+      await this.importDxf(input, imported, workDir, limits.timeoutMs, signal);
+      request.onProgress(0.4);
+      // The importer puts the drawing on an A4 page, scaled to fit only when the DXF's header
+      // gives its extent: Inkscape's export takes the drawing's own extent as the page instead.
+      // A PNG of it is drawn only after that extent was checked against the pixel limit.
+      drawing = to === 'png' ? path.join(workDir, 'extent.svg') : imported;
+      if (to === 'png' || to === 'svg') {
+        const fitted = to === 'svg' ? output : drawing;
+        await this.ensureExported(await this.export(imported, fitted, 'svg', workDir, limits.timeoutMs, signal, limits.maxOutputBytes, true), fitted, 'svg');
+        if (to === 'svg') return;
+        const size = declaredPixels(await fs.readFile(drawing, 'utf8'));
+        if (size) checkPixels(size.width, size.height, limits.maxImagePixels);
+        request.onProgress(0.7);
+      }
+    } else {
+      // ai: Inkscape chooses its PDF import by the name; the page is checked before a PNG is drawn of it.
+      drawing = path.join(workDir, 'drawing.ai');
+      await fs.link(input, drawing).catch(() => fs.copyFile(input, drawing));
+      const info = await readPdfInfo(this.context.run, drawing, workDir, signal);
+      if (to === 'png') checkPixels(info.width * CSS_DPI / 72, info.height * CSS_DPI / 72, limits.maxImagePixels);
+    }
+    const result = await this.export(drawing, output, to, workDir, limits.timeoutMs, signal, limits.maxOutputBytes, from === 'dxf');
+    await this.ensureExported(result, output, to);
+  }
+
+  /** The upload (an .svgz inflated within MAX_SVG_BYTES) rewritten self-contained, as drawing.svg; its path. */
+  private async selfContained(input: string, from: string, workDir: string): Promise<string> {
+    let bytes = await fs.readFile(input);
+    if (from === 'svgz') {
+      try {
+        bytes = await gunzip(bytes, { maxOutputLength: MAX_SVG_BYTES });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new ConvertdError('input_too_complex', `The compressed drawing inflates to more than ${MAX_SVG_BYTES / 1024 / 1024} MiB of SVG.`);
+        throw new ConvertdError('corrupt_input', 'The .svgz file is not a complete gzip stream: check that it is not damaged.');
+      }
+    }
+    if (bytes.length > MAX_SVG_BYTES) throw new ConvertdError('input_too_complex', `The drawing is more than ${MAX_SVG_BYTES / 1024 / 1024} MiB of SVG.`);
+    const drawing = path.join(workDir, 'drawing.svg');
+    await fs.writeFile(drawing, selfContainedSvg(bytes.toString('utf8')), { mode: 0o644 });
+    return drawing;
+  }
+
+  /** Inkscape's DXF importer, run by python3 in the sandbox, writing an SVG (made self-contained like an upload). */
+  private async importDxf(input: string, svg: string, workDir: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    // --output: python3 writes the SVG itself, so the file-size cap (RLIMIT_FSIZE) bounds what a
+    // DXF of nested blocks expands to (through a pipe it would not).
+    const result = await this.context.run(PYTHON, [DXF_INPUT, '--scalemethod=auto', '--encoding=utf_8', `--output=./${path.basename(svg)}`, `./${path.basename(input)}`], {
+      cwd: workDir, timeoutMs, ...(signal ? { signal } : {}),
+      limits: { addressSpaceBytes: NATIVE_ADDRESS_SPACE, fileSizeBytes: MAX_SVG_BYTES },
+    });
+    const written = await fs.readFile(svg, 'utf8').catch(() => '');
+    if (result.exitCode !== 0 || !/<svg[\s>]/.test(written)) {
+      if (result.signal === 'SIGKILL' || result.signal === 'SIGXFSZ' || /MemoryError|RecursionError|File too large/.test(result.stderr)) throw new ConvertdError('input_too_complex', `The DXF drawing is too complex to read (${lastErrorLine(result.stderr) || result.signal}).`);
+      throw new ConvertdError('corrupt_input', `The DXF drawing could not be read${lastErrorLine(result.stderr) ? ` (${lastErrorLine(result.stderr)})` : ''}: check that it is a valid DXF file.`);
+    }
+    // The importer's SVG is text it made of the DXF's; it goes through the same rewrite as an upload.
+    await fs.writeFile(svg, selfContainedSvg(written), { mode: 0o644 });
+  }
+
+  /** One Inkscape run: `drawing` exported as `to`. */
+  private export(drawing: string, output: string, to: string, workDir: string, timeoutMs: number, signal?: AbortSignal, maxOutputBytes?: number, drawingArea = false): Promise<RunResult> {
+    const kind = to === 'dxf' ? [`--export-extension=${DXF_OUTPUT_EXTENSION}`] : [`--export-type=${to}`];
+    // --export-plain-svg: an SVG without Inkscape's namespaces; --pdf-page: an Illustrator file's first page.
+    const extra = [...(to === 'svg' ? ['--export-plain-svg'] : []), ...(drawingArea ? ['--export-area-drawing'] : [])];
+    const page = drawing.endsWith('.ai') ? ['--pdf-page=1'] : [];
+    return this.context.run(INKSCAPE, [...page, ...kind, ...extra, `--export-filename=./${path.basename(output)}`, `./${path.basename(drawing)}`], {
+      cwd: workDir, timeoutMs, ...(signal ? { signal } : {}),
+      // Inkscape finds its data and its extensions from its own path, read from /proc/self/exe:
+      // without a /proc it aborts at start.
+      procfs: true,
+      // Inkscape writes its preferences and caches under these: the work dir, never a shared home.
+      env: { XDG_CONFIG_HOME: path.join(workDir, '.config'), XDG_CACHE_HOME: path.join(workDir, '.cache'), XDG_DATA_HOME: path.join(workDir, '.local') },
+      limits: { addressSpaceBytes: INKSCAPE_ADDRESS_SPACE, ...(maxOutputBytes ? { fileSizeBytes: maxOutputBytes } : {}) },
+    });
+  }
+
+  /** Inkscape exits 0 when an import or export fails: the output's own start says whether it wrote one. */
+  private async ensureExported(result: RunResult, output: string, to: string): Promise<void> {
+    const start = await head(output);
+    if (result.exitCode === 0 && start.length > 0 && WROTE[to]!(start)) return;
+    await fs.rm(output, { force: true });
+    const detail = lastErrorLine(result.stderr.split('\n').filter((line) => !/GtkRecentManager|^\s*$/.test(line)).join('\n'));
+    if (result.signal === 'SIGKILL' || result.signal === 'SIGSEGV' || result.signal === 'SIGABRT' || /memory|too many|recursion/i.test(detail)) {
+      throw new ConvertdError('input_too_complex', `Inkscape could not convert the drawing (${detail || result.signal}): it may be too large or too complex.`);
+    }
+    throw new ConvertdError('corrupt_input', `Inkscape could not read or export the drawing${detail ? ` (${detail})` : ''}: check that it is a valid file.`);
+  }
+}
+
+async function head(file: string): Promise<Buffer> {
+  const handle = await fs.open(file, 'r').catch(() => undefined);
+  if (!handle) return Buffer.alloc(0);
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(256), 0, 256, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+function checkPixels(width: number, height: number, maxPixels: number): void {
+  const w = Math.ceil(width);
+  const h = Math.ceil(height);
+  if (w > MAX_SIDE || h > MAX_SIDE || w * h > maxPixels) {
+    throw new ConvertdError('input_too_complex', `The drawing's page is ${w}x${h} pixels at ${CSS_DPI} dpi; this service renders at most ${MAX_SIDE} a side and ${maxPixels} in all.`);
+  }
+}
+
+/** The width and height (in CSS pixels) the root of an SVG this engine made declares. */
+function declaredPixels(svg: string): { width: number; height: number } | undefined {
+  const root = /<svg\b([^>]*)>/i.exec(svg)?.[1] ?? '';
+  const number = (name: string) => Number(new RegExp(`\\s${name}="([0-9.]+)(?:px)?"`).exec(root)?.[1]);
+  const width = number('width');
+  const height = number('height');
+  return Number.isFinite(width) && Number.isFinite(height) ? { width, height } : undefined;
+}

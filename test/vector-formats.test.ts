@@ -1,0 +1,316 @@
+// Vector drawings through Inkscape (issue #31): every pair /api/formats lists for its edges (svg
+// and svgz → emf, wmf, dxf; dxf → svg, pdf, png, eps, ps, emf, wmf; ai → svg, pdf, png, eps)
+// converts through the HTTP API, and each output is read by tools that are not Inkscape
+// (helpers/vector_check.py): EMF and WMF records and DXF group codes parsed in Python, SVG drawn
+// by rsvg-convert, PDF by pdftoppm (its text by pdftotext), EPS and PS by Ghostscript, PNG by
+// Pillow. The samples are written here: an SVG of a red square and a blue circle side by side
+// (with a word in the square), a DXF of a square, a circle and a word, and an Illustrator file
+// (a PDF rsvg-convert makes of the SVG, named .ai). Each output must hold the two shapes where
+// the source has them: left and right halves of the drawing's extent, the circle's corner empty.
+// Hostile inputs (docs/security.md#inkscape): images, XInclude, entities and CSS @import naming a secret file planted on disk and a URL; a billion laughs, a use-bomb,
+// a huge canvas; a DXF with an IMAGEDEF naming the secret. (EMF, WMF and EPS are not Inkscape's inputs here.)
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { download, expectError, fetchCatalogue, mapInFlight, runWithOptions, submit, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
+import { toolEnv } from './helpers/tools.ts';
+
+const CHECK = path.join(import.meta.dirname, 'helpers', 'vector_check.py');
+/** The pairs that are Inkscape's: what the catalogue must list for these sources, and no engine else gives. */
+const INKSCAPE_TARGETS: Record<string, readonly string[]> = {
+  svg: ['dxf', 'emf', 'wmf'],
+  svgz: ['dxf', 'emf', 'wmf'],
+  dxf: ['emf', 'eps', 'pdf', 'png', 'ps', 'svg', 'wmf'],
+  ai: ['eps', 'pdf', 'png', 'svg'],
+};
+const WORD = 'Quokkabird';
+/** Where the shapes are in the SVG sample's extent [10, 10]-[190, 90]: the square fills x 0-0.444, the circle 0.556-1. */
+const SVG_SAMPLE = `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100" viewBox="0 0 200 100">
+  <rect x="10" y="10" width="80" height="80" fill="#ff0000"/>
+  <circle cx="150" cy="50" r="40" fill="#0000ff"/>
+  <text x="16" y="56" font-size="12" font-family="DejaVu Sans" fill="#000000">${WORD}</text>
+</svg>
+`;
+/** The DXF sample: a square (0,0)-(100,100), a circle at (200,50) of radius 50, a word in the square; extent x 0-250. */
+const DXF_SAMPLE = ['0', 'SECTION', '2', 'ENTITIES',
+  '0', 'LWPOLYLINE', '8', '0', '90', '4', '70', '1', '10', '0', '20', '0', '10', '100', '20', '0', '10', '100', '20', '100', '10', '0', '20', '100',
+  '0', 'CIRCLE', '8', '0', '10', '200', '20', '50', '40', '50',
+  '0', 'TEXT', '8', '0', '10', '10', '20', '70', '40', '10', '1', WORD,
+  '0', 'ENDSEC', '0', 'EOF', ''].join('\n');
+
+interface Shape { colour: [number, number, number] | null; bbox: [number, number, number, number] }
+interface Raster { bbox: [number, number, number, number] | null; size: [number, number]; probes: string[] }
+
+let server: RunningServer;
+let catalogue: readonly CatalogueEntry[];
+let work: string;
+const samples: Record<string, Buffer> = {};
+
+function tool(program: string, args: string[], input?: Buffer): Buffer {
+  return execFileSync(program, args, { cwd: work, env: toolEnv, input, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+}
+
+function python(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('/usr/bin/python3', args, { env: toolEnv, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(`${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout)));
+  });
+}
+
+before(async () => {
+  server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
+  catalogue = await fetchCatalogue(server.url);
+  work = await tempDir('vector-');
+  samples.svg = Buffer.from(SVG_SAMPLE);
+  samples.svgz = gzipSync(samples.svg);
+  samples.dxf = Buffer.from(DXF_SAMPLE);
+  await fs.writeFile(path.join(work, 'sample.svg'), samples.svg);
+  // An Illustrator file since version 9 is a PDF; this one is rsvg-convert's PDF of the SVG.
+  samples.ai = tool('/usr/bin/rsvg-convert', ['-f', 'pdf', 'sample.svg']);
+});
+after(async () => {
+  await server?.stop();
+});
+
+async function run(bytes: Uint8Array, filename: string, target: string): Promise<ProgressRecord> {
+  return (await runWithOptions(server.url, bytes, filename, target, {}, { timeoutMs: 180_000 })).final;
+}
+
+async function converted(bytes: Uint8Array, filename: string, target: string): Promise<string> {
+  const record = await run(bytes, filename, target);
+  assert.equal(record.status, 'done', `${filename} → ${target}: ${JSON.stringify(record.error)}`);
+  const { response, bytes: result } = await download(server.url, record.download_url!);
+  assert.equal(response.status, 200);
+  const file = path.join(work, `${path.basename(filename)}-${Math.random().toString(36).slice(2)}.${target}`);
+  await fs.writeFile(file, result);
+  return file;
+}
+
+async function shapes(kind: string, file: string): Promise<Shape[]> {
+  return JSON.parse(await python([CHECK, 'shapes', kind, file])) as Shape[];
+}
+
+async function raster(kind: string, file: string, probes: Array<[number, number, number]>): Promise<Raster> {
+  return JSON.parse(await python([CHECK, 'raster', kind, file, JSON.stringify(probes)])) as Raster;
+}
+
+const union = (boxes: Array<Shape['bbox']>): Shape['bbox'] => [Math.min(...boxes.map((b) => b[0])), Math.min(...boxes.map((b) => b[1])), Math.max(...boxes.map((b) => b[2])), Math.max(...boxes.map((b) => b[3]))];
+
+/**
+ * The shapes of a metafile or DXF checked against the source's two: within the extent of all
+ * that is drawn, what lies left of the middle spans [0, left] and what lies right spans [right, 1]
+ * across the full height (within 3 % of the extent, or a given tolerance); with colours, the left is red, the right blue.
+ */
+function assertTwoShapes(found: Shape[], left: number, right: number, coloured: boolean, label: string, tolerance = 0.03): void {
+  const drawn = found.filter((s) => s.bbox[2] > s.bbox[0] || s.bbox[3] > s.bbox[1]);
+  assert.ok(drawn.length >= 2, `${label}: two shapes at least, found ${JSON.stringify(found)}`);
+  const all = union(drawn.map((s) => s.bbox));
+  const [x0, y0, x1, y1] = all;
+  const norm = (b: Shape['bbox']) => [(b[0] - x0) / (x1 - x0), (b[1] - y0) / (y1 - y0), (b[2] - x0) / (x1 - x0), (b[3] - y0) / (y1 - y0)];
+  const middle = (s: Shape) => (norm(s.bbox)[0]! + norm(s.bbox)[2]!) / 2;
+  const leftShapes = drawn.filter((s) => middle(s) < 0.5);
+  const rightShapes = drawn.filter((s) => middle(s) >= 0.5);
+  const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]!) < tolerance);
+  assert.ok(near(norm(union(leftShapes.map((s) => s.bbox))), [0, 0, left, 1]), `${label}: the left shape spans ${JSON.stringify(norm(union(leftShapes.map((s) => s.bbox))))}`);
+  assert.ok(near(norm(union(rightShapes.map((s) => s.bbox))), [right, 0, 1, 1]), `${label}: the right shape spans ${JSON.stringify(norm(union(rightShapes.map((s) => s.bbox))))}`);
+  if (coloured) {
+    assert.ok(leftShapes.some((s) => s.colour?.join() === '255,0,0'), `${label}: the square is red`);
+    assert.ok(rightShapes.some((s) => s.colour?.join() === '0,0,255'), `${label}: the circle is blue`);
+  }
+}
+
+/** Probes of the SVG (or AI) sample's rendering: square, circle, the gap, the circle's empty corner. */
+const FILLED_PROBES: Array<[number, number, number]> = [[0.06, 0.12, 0.01], [0.78, 0.5, 0.01], [0.5, 0.5, 0.01], [0.585, 0.07, 0.005]];
+const FILLED_EXPECTED = ['red', 'blue', 'white', 'white'];
+/** Probes of the DXF sample's rendering (outlines): the square's left side, its empty middle, the circle's centre, its right side, its empty corner, the gap. */
+const OUTLINE_PROBES: Array<[number, number, number]> = [[0, 0.5, 0.02], [0.2, 0.62, 0.01], [0.8, 0.5, 0.01], [1, 0.5, 0.02], [0.62, 0.04, 0.01], [0.5, 0.5, 0.01]];
+const OUTLINE_EXPECTED = ['dark', 'white', 'white', 'dark', 'white', 'white'];
+
+async function checkOutput(from: string, to: string, file: string): Promise<void> {
+  const label = `${from} → ${to}`;
+  if (to === 'emf' || to === 'wmf' || to === 'dxf') {
+    const found = await shapes(to, file);
+    if (from === 'dxf') assertTwoShapes(found, 0.4, 0.6, false, label);
+    // A DXF's circle is SPLINEs whose control points lie off the curve: the extent read from
+    // them is 4 % taller than the circle (measured 0.962 for the square's share of it).
+    else assertTwoShapes(found, 0.444, 0.556, to !== 'dxf', label, to === 'dxf' ? 0.05 : 0.03);
+    return;
+  }
+  const drawn = await raster(to, file, from === 'dxf' ? OUTLINE_PROBES : FILLED_PROBES);
+  assert.ok(drawn.bbox, `${label}: something is drawn`);
+  const [x0, y0, x1, y1] = drawn.bbox;
+  const aspect = (x1 - x0) / (y1 - y0);
+  assert.ok(Math.abs(aspect - (from === 'dxf' ? 2.5 : 2.25)) < 0.12, `${label}: the drawing's extent is ${x1 - x0} × ${y1 - y0}`);
+  assert.deepEqual(drawn.probes, from === 'dxf' ? OUTLINE_EXPECTED : FILLED_EXPECTED, `${label}: what the rendering shows where the source has its shapes`);
+  if (to === 'pdf') assert.match(tool('/usr/bin/pdftotext', [file, '-']).toString(), new RegExp(WORD), `${label}: pdftotext finds the word`);
+  if (to === 'svg') assert.match(readFileSync(file, 'utf8'), new RegExp(`>${WORD}<`), `${label}: the word is text in the SVG`);
+}
+
+test('the catalogue lists Inkscape\'s pairs: svg and svgz to emf, wmf and dxf; dxf and ai to what the issue asks', () => {
+  for (const [from, targets] of Object.entries(INKSCAPE_TARGETS)) {
+    const entry = catalogue.find((format) => format.id === from);
+    assert.ok(entry, `${from} is in the catalogue`);
+    for (const target of targets) assert.ok(entry.targets.includes(target), `${from} → ${target} is listed (has ${entry.targets.join(', ')})`);
+  }
+  // The unchainable edges add no pairs beyond these: dxf and ai lead nowhere else.
+  assert.deepEqual([...catalogue.find((format) => format.id === 'dxf')!.targets].sort(), INKSCAPE_TARGETS.dxf);
+  assert.deepEqual([...catalogue.find((format) => format.id === 'ai')!.targets].sort(), INKSCAPE_TARGETS.ai);
+  assert.equal(catalogue.find((format) => format.id === 'ai')!.category, 'vector');
+});
+
+test('every Inkscape pair converts, and each output holds the source\'s shapes where it has them', async () => {
+  const pairs = Object.entries(INKSCAPE_TARGETS).flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
+  const failures: string[] = [];
+  await mapInFlight(pairs, 3, async ({ from, to }) => {
+    try {
+      await checkOutput(from, to, await converted(samples[from]!, `sample.${from}`, to));
+    } catch (error) {
+      failures.push(`${from} → ${to}: ${(error as Error).message}`);
+    }
+  });
+  assert.deepEqual(failures, []);
+});
+
+test('a PDF named .pdf stays a PDF, an EPS stays an EPS: the ai format is taken by name only', async () => {
+  const asPdf = await run(samples.ai!, 'drawing.pdf', 'svg');
+  assert.equal(asPdf.source, 'pdf');
+  const asAi = await run(samples.ai!, 'drawing.ai', 'svg');
+  assert.equal(asAi.source, 'ai');
+});
+
+/** EMF records that carry a bitmap (BITBLT, STRETCHBLT, MASKBLT, PLGBLT, SETDIBITSTODEVICE, STRETCHDIBITS, ALPHABLEND, TRANSPARENTBLT). */
+const EMF_BITMAP_RECORDS = new Set([76, 77, 78, 79, 80, 81, 114, 116]);
+
+function emfRecordTypes(bytes: Buffer): number[] {
+  const types: number[] = [];
+  for (let at = 0; at + 8 <= bytes.length;) {
+    const size = bytes.readUInt32LE(at + 4);
+    types.push(bytes.readUInt32LE(at));
+    if (size < 8) break;
+    at += size;
+  }
+  return types;
+}
+
+test('an SVG reads nothing but itself: linked files, URLs, XInclude, entities, @import and style sheets are dropped or refused', async () => {
+  // A secret on the service's disk: a green PNG and a text file with a marker, at known paths.
+  const marker = `SECRET-${Math.random().toString(36).slice(2)}`;
+  const secretPng = path.join(work, 'secret.png');
+  const secretText = path.join(work, 'secret.txt');
+  tool('/usr/bin/python3', ['-c', `from PIL import Image\nImage.new('RGB', (64, 64), (0, 200, 0)).save('${secretPng}')`]);
+  await fs.writeFile(secretText, `${marker}\n`);
+  // A web server that counts what it is asked for.
+  const http = await import('node:http');
+  let fetched = 0;
+  const web = http.createServer((_request, response) => { fetched++; response.end('x'); });
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(web.address() as { port: number }).port}`;
+  const body = (inner: string, head = '') => `<?xml version="1.0"?>${head}\n<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:sodipodi="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd" xmlns:xi="http://www.w3.org/2001/XInclude" width="200" height="100"><rect x="10" y="10" width="80" height="80" fill="#ff0000"/>${inner}</svg>`;
+  const cases: Record<string, string> = {
+    'image-path': body(`<image x="100" y="0" width="100" height="100" xlink:href="${secretPng}"/>`),
+    'image-file-url': body(`<image x="100" y="0" width="100" height="100" href="file://${secretPng}"/>`),
+    'image-char-refs': body(`<image x="100" y="0" width="100" height="100" xlink:href="&#102;ile://${secretPng}"/>`),
+    'image-absref': body(`<image x="100" y="0" width="100" height="100" xlink:href="missing.png" sodipodi:absref="${secretPng}"/>`),
+    'image-http': body(`<image x="100" y="0" width="100" height="100" xlink:href="${url}/image.png"/>`),
+    'xinclude-text': body(`<text x="100" y="50"><xi:include href="${secretText}" parse="text"/></text>`),
+    'css-import': body(`<style>@import url("${url}/style.css"); circle { fill: url(${url}/paint) }</style>`),
+    'feimage': body(`<filter id="f"><feImage xlink:href="${secretPng}"/></filter><rect x="100" y="0" width="100" height="100" filter="url(#f)"/>`),
+  };
+  const external = body(`<text x="100" y="50">&secret;</text>`, `<!DOCTYPE svg [<!ENTITY secret SYSTEM "file://${secretText}">]>`);
+  const parameter = body('', `<!DOCTYPE svg [<!ENTITY % remote SYSTEM "${url}/evil.dtd"> %remote;]>`);
+  try {
+    await mapInFlight(Object.entries(cases), 3, async ([name, svg]) => {
+      for (const target of ['emf', 'dxf']) {
+        const file = await converted(Buffer.from(svg), `${name}.svg`, target);
+        const bytes = await fs.readFile(file);
+        assert.ok(!bytes.includes(marker), `${name} → ${target}: the secret text is not in the output`);
+        if (target === 'emf') {
+          const types = emfRecordTypes(bytes);
+          assert.ok(!types.some((type) => EMF_BITMAP_RECORDS.has(type)), `${name} → emf: no bitmap was embedded (records ${[...new Set(types)].join(',')})`);
+          const found = await shapes('emf', file);
+          assert.ok(found.some((shape) => shape.colour?.join() === '255,0,0'), `${name} → emf: the drawing's own square is still there`);
+          assert.ok(!found.some((shape) => shape.colour?.join() === '0,200,0'), `${name} → emf: nothing green (the secret picture's colour)`);
+        }
+      }
+    });
+    for (const [name, svg] of [['external-entity', external], ['parameter-entity', parameter]] as const) {
+      const record = await run(Buffer.from(svg), `${name}.svg`, 'emf');
+      assert.equal(record.status, 'error', name);
+      assert.equal(record.error?.code, 'corrupt_input', `${name}: ${JSON.stringify(record.error)}`);
+    }
+    // A style sheet processing instruction before the root: not taken as an SVG at all (the
+    // sniffer's SVG starts with the root element after a declaration, comments and a doctype).
+    const sheet = body('', `<?xml-stylesheet type="text/css" href="${url}/sheet.css"?>`);
+    await expectError(await submit(server.url, Buffer.from(sheet), 'sheet.svg', 'emf'), 415, 'unsupported_format');
+    assert.equal(fetched, 0, 'nothing was fetched from the web server');
+  } finally {
+    web.close();
+  }
+});
+
+test('a billion laughs is refused, a use-bomb ends in a clean error or a result, a huge canvas stays vector', async () => {
+  const laughs = `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><svg xmlns="http://www.w3.org/2000/svg"><text>&c;</text></svg>`;
+  const laughed = await run(Buffer.from(laughs), 'laughs.svg', 'emf');
+  assert.equal(laughed.error?.code, 'corrupt_input', JSON.stringify(laughed.error));
+  // Ten levels of ten <use> each: 10^10 rectangles if expanded (here Inkscape ran out of its address space: input_too_complex).
+  let defs = '<rect id="l0" width="1" height="1"/>';
+  for (let level = 1; level <= 10; level++) defs += `<g id="l${level}">${Array.from({ length: 10 }, () => `<use xlink:href="#l${level - 1}"/>`).join('')}</g>`;
+  const bomb = `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100" height="100"><defs>${defs}</defs><use xlink:href="#l10"/></svg>`;
+  const bombed = await run(Buffer.from(bomb), 'bomb.svg', 'emf');
+  assert.ok(bombed.status === 'done' || ['input_too_complex', 'timeout', 'output_too_large'].includes(bombed.error?.code ?? ''), `use-bomb: ${JSON.stringify(bombed.error)}`);
+  // A canvas of 10^8 × 10^8 px: nothing is rasterised to EMF, so it converts, contained.
+  const huge = '<svg xmlns="http://www.w3.org/2000/svg" width="100000000" height="100000000"><rect width="100000000" height="100000000" fill="#0000ff"/></svg>';
+  const big = await run(Buffer.from(huge), 'huge.svg', 'wmf');
+  // Inkscape 1.2 crashes on it (an exception in its signal handler): a clean corrupt_input, no output.
+  assert.ok(big.status === 'done' || ['input_too_complex', 'corrupt_input'].includes(big.error?.code ?? ''), `huge canvas: ${JSON.stringify(big.error)}`);
+  assert.ok(big.status !== 'done' || big.size! < 1_000_000, 'a huge canvas converted stays small');
+});
+
+test('a PNG of a huge DXF drawing or Illustrator page is refused before it is drawn', async () => {
+  const line = ['0', 'SECTION', '2', 'ENTITIES', '0', 'LINE', '8', '0', '10', '0', '20', '0', '11', '10000000', '21', '10000000', '0', 'ENDSEC', '0', 'EOF', ''].join('\n');
+  const wide = await run(Buffer.from(line), 'wide.dxf', 'png');
+  assert.equal(wide.error?.code, 'input_too_complex', JSON.stringify(wide.error));
+  await fs.writeFile(path.join(work, 'page.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="14000pt" height="14000pt"><rect width="100" height="100" fill="#ff0000"/></svg>');
+  const page = await run(tool('/usr/bin/rsvg-convert', ['-f', 'pdf', 'page.svg']), 'page.ai', 'png');
+  assert.equal(page.error?.code, 'input_too_complex', JSON.stringify(page.error));
+});
+
+test('a DXF naming a file on disk (IMAGEDEF) converts without it', async () => {
+  const marker = `DXFSECRET-${Math.random().toString(36).slice(2)}`;
+  const secret = path.join(work, 'dxf-secret.txt');
+  await fs.writeFile(secret, marker);
+  const withImage = DXF_SAMPLE.replace('0\nENDSEC\n0\nEOF', ['0', 'IMAGE', '8', '0', '10', '0', '20', '0', '340', '2A', '0', 'ENDSEC', '0', 'SECTION', '2', 'OBJECTS', '0', 'IMAGEDEF', '5', '2A', '1', secret, '0', 'ENDSEC', '0', 'EOF'].join('\n'));
+  for (const target of ['svg', 'pdf']) {
+    const file = await converted(Buffer.from(withImage), 'image.dxf', target);
+    assert.ok(!(await fs.readFile(file)).includes(marker), `dxf → ${target}: the named file is not in the output`);
+    if (target === 'pdf') assert.match(tool('/usr/bin/pdftotext', [file, '-']).toString(), new RegExp(WORD));
+  }
+});
+
+test('real Illustrator and DXF files of the shared corpus convert (skipped when absent)', { skip: !existsSync(path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'ai')) }, async () => {
+  const corpus = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
+  const file = path.join(corpus, 'ai', 'transmute-sample.ai');
+  if (!existsSync(file)) return;
+  const pdf = await converted(await fs.readFile(file), 'transmute-sample.ai', 'pdf');
+  assert.match(tool('/usr/bin/pdftotext', [pdf, '-']).toString(), /Illustrator/);
+});
+
+test('a DXF of nested blocks (10^8 lines if expanded) ends in a clean error or a result', async () => {
+  const lines: string[] = [];
+  const put = (...values: Array<string | number>) => lines.push(...values.map(String));
+  put(0, 'SECTION', 2, 'BLOCKS', 0, 'BLOCK', 8, 0, 2, 'B0', 70, 0, 10, 0, 20, 0, 0, 'LINE', 8, 0, 10, 0, 20, 0, 11, 1, 21, 1, 0, 'ENDBLK');
+  for (let level = 1; level <= 8; level++) {
+    put(0, 'BLOCK', 8, 0, 2, `B${level}`, 70, 0, 10, 0, 20, 0);
+    for (let copy = 0; copy < 10; copy++) put(0, 'INSERT', 8, 0, 2, `B${level - 1}`, 10, copy, 20, 0);
+    put(0, 'ENDBLK');
+  }
+  put(0, 'ENDSEC', 0, 'SECTION', 2, 'ENTITIES', 0, 'INSERT', 8, 0, 2, 'B8', 10, 0, 20, 0, 0, 'ENDSEC', 0, 'EOF', '');
+  // Inkscape's importer writes blocks as <use> of <defs>: the bomb reaches Inkscape as a use-bomb.
+  const record = await run(Buffer.from(lines.join('\n')), 'blocks.dxf', 'pdf');
+  assert.ok(record.status === 'done' || ['input_too_complex', 'timeout', 'output_too_large'].includes(record.error?.code ?? ''), `nested blocks: ${JSON.stringify(record.error)}`);
+});
