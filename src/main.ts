@@ -131,10 +131,14 @@ async function main(): Promise<void> {
 
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const { storage, close: closeStorage } = await openStorage(config, log);
-  const closed = unenterableDirectory(config.dataDir, sandbox.settings);
-  if (closed) {
-    log.fatal({ event: 'data_dir_unreachable', data_dir: config.dataDir, closed_dir: closed },
-      `the engines' user (uid ${sandbox.settings.uid}) cannot enter ${closed}, which holds the data directory, so no engine could reach its work: make it traversable (chmod o+x ${closed}) or set CONVERTD_DATA_DIR to a directory elsewhere`);
+  // The engines' user reaches its work under the data directory, and the service's own tree (the
+  // Node pools' modules, the engines' policy files): a directory it cannot pass through above
+  // either would fail every job with "launcher: cannot enter", so the service does not start.
+  for (const [what, dir] of [['the data directory', config.dataDir], ["the service's own files", path.resolve(import.meta.dirname, '..')]] as const) {
+    const closed = unenterableDirectory(dir, sandbox.settings);
+    if (!closed) continue;
+    log.fatal({ event: 'data_dir_unreachable', dir, closed_dir: closed },
+      `the engines' user (uid ${sandbox.settings.uid}) cannot enter ${closed}, which holds ${what} (${dir}), so no engine could run: make it traversable (chmod o+x ${closed}) or move ${what} elsewhere${what === 'the data directory' ? ' (CONVERTD_DATA_DIR)' : ''}`);
     exit(1);
   }
   const backends = await openBackends(config, log);
