@@ -33,6 +33,7 @@ import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const LATEXMK = '/usr/bin/latexmk';
 const CP = '/usr/bin/cp';
+const TEST = '/usr/bin/test';
 
 /** LuaLaTeX runs latexmk may make for one document (cross-references, a table of contents). */
 const MAX_RUNS = 4;
@@ -88,6 +89,7 @@ export class LatexEngine implements Engine {
     const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'convertd-latex-'));
     await fs.chmod(cacheDir, 0o755);
     try {
+      await this.refuseWithoutSandbox(cacheDir);
       await this.buildCache(cacheDir);
     } catch (error) {
       await fs.rm(cacheDir, { recursive: true, force: true });
@@ -97,6 +99,22 @@ export class LatexEngine implements Engine {
     this.cacheDir = cacheDir;
     if (previous) await fs.rm(previous, { recursive: true, force: true });
     return EDGES;
+  }
+
+  /**
+   * A document's Lua code reads any file its process can open (kpathsea's rules hold TeX's own
+   * primitives only), so this engine runs only where the sandbox hides the service's files: a file
+   * of the service's, outside what the sandbox binds, must be invisible to the engine's process.
+   * With CONVERTD_SANDBOX=off it is visible, the probe fails, and latex → pdf is pandoc's again.
+   */
+  private async refuseWithoutSandbox(cacheDir: string): Promise<void> {
+    const sentinel = path.join(cacheDir, 'outside-the-sandbox');
+    await fs.writeFile(sentinel, '');
+    const seen = await this.context.withScratchDir((dir) => this.context.run(TEST, ['-e', sentinel], { cwd: dir, timeoutMs: 20_000 }));
+    await fs.rm(sentinel, { force: true });
+    if (seen.exitCode === 0) {
+      throw new Error('LaTeX runs only inside the sandbox (a document\'s \\directlua could read any file the service can): CONVERTD_SANDBOX is off');
+    }
   }
 
   /** The probe's typesetting, with a fresh font cache that is then copied to `cacheDir`. */
