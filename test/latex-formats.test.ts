@@ -277,15 +277,30 @@ describe('hostile documents', { concurrency: 3 }, () => {
     assert.equal(writer.error!.code, 'output_too_large', JSON.stringify(writer.error));
   });
 
-  test('a missing package, an undefined command and a document without \\begin{document} end in clean errors', async () => {
+  test('a missing package and an undefined command end in clean errors', async () => {
     const missing = await run(tex('x', '\\usepackage{nosuchpackage-convertd}'));
     assert.equal(missing.error?.code, 'corrupt_input');
     assert.match(missing.error!.message, /LaTeX stopped at an error: LaTeX Error: File `nosuchpackage-convertd\.sty' not found\./);
     const undefinedCommand = await run(tex('\\nosuchcommandconvertd'));
     assert.equal(undefinedCommand.error?.code, 'corrupt_input');
     assert.match(undefinedCommand.error!.message, /Undefined control sequence/);
-    const headless = await run(Buffer.from('just words, no document\n'));
-    assert.equal(headless.status, 'error');
-    assert.ok(['corrupt_input', 'conversion_failed'].includes(headless.error!.code), JSON.stringify(headless.error));
+  });
+});
+
+describe('what an upload of one file lacks', { concurrency: 2 }, () => {
+  test('a fragment (no \\documentclass, as pandoc writes without --standalone) is typeset as an article\'s body', async () => {
+    const fragment = 'Fragment words here.\n\n\\begin{longtable}[]{@{}rl@{}}\n\\toprule\\noalign{}\nRight & Left \\\\\n\\midrule\\noalign{}\n\\endhead\n12 & \\sout{struck} \\\\\n\\bottomrule\\noalign{}\n\\end{longtable}\n';
+    const text = await pdfText(await typeset(Buffer.from(fragment), 'fragment.tex'));
+    assert.match(text, /Fragment words here\./);
+    assert.match(text, /Right\s+Left/);
+    assert.match(text, /struck/);
+  });
+
+  test('a picture the document names and the upload cannot carry is drawn as its framed name', async () => {
+    const pdf = await typeset(tex('Before the picture. \\includegraphics[width=3cm]{lalune.jpg} \\includegraphics*{figure} After it.', '\\usepackage{graphicx}'));
+    const text = await pdfText(pdf);
+    assert.match(text, /Before the picture\./);
+    assert.match(text, /lalune\.jpg/);
+    assert.match(text, /After it\./);
   });
 });

@@ -56,6 +56,38 @@ const FONTS_TEX = `% convertd: fallback fonts for scripts Latin Modern lacks (sr
   \\setmainfont{Latin Modern Roman}%
   \\setsansfont{Latin Modern Sans}%
   \\setmonofont{Latin Modern Mono}}
+% An upload is one file: a picture it names is not there. Drawn as a framed name, as a draft does,
+% rather than stopping the document (graphicx's error under -halt-on-error).
+\\makeatletter
+\\AddToHook{begindocument/before}{\\@ifpackageloaded{graphicx}{%
+  \\NewCommandCopy\\convertdincludegraphics\\includegraphics
+  \\RenewDocumentCommand\\includegraphics{s O{} m}{%
+    \\convertdfindgraphic{#3}%
+    \\ifx\\convertdfound\\relax
+      \\fbox{\\ttfamily\\detokenize{#3}}%
+    \\else
+      \\IfBooleanTF{#1}{\\convertdincludegraphics*[#2]{#3}}{\\convertdincludegraphics[#2]{#3}}%
+    \\fi}}{}}
+\\makeatother
+\\def\\convertdfindgraphic#1{\\let\\convertdfound\\relax
+  \\IfFileExists{#1}{\\def\\convertdfound{}}{%
+    \\IfFileExists{#1.pdf}{\\def\\convertdfound{}}{%
+      \\IfFileExists{#1.png}{\\def\\convertdfound{}}{%
+        \\IfFileExists{#1.jpg}{\\def\\convertdfound{}}{}}}}}
+`;
+
+/**
+ * A fragment (no \\documentclass: what pandoc writes without --standalone, or a chapter) is
+ * typeset as the body of an article with the packages pandoc's LaTeX uses, as pandoc reads it.
+ */
+const FRAGMENT_FILE = 'convertd-latex-fragment.tex';
+const fragmentTex = (source: string) => `\\documentclass{article}
+\\usepackage{amsmath,amssymb,graphicx,longtable,booktabs,array,calc,hyperref}
+\\usepackage[normalem]{ulem}
+\\providecommand{\\tightlist}{\\setlength{\\itemsep}{0pt}\\setlength{\\parskip}{0pt}}
+\\begin{document}
+\\input{${source}}
+\\end{document}
 `;
 
 /** The probe's document: Latin and Japanese text, so the font database and the fallback are both exercised. */
@@ -146,7 +178,13 @@ export class LatexEngine implements Engine {
         cwd: workDir, timeoutMs: 30_000, signal: request.signal, readOnly: [this.cacheDir],
       });
     }
-    const result = await this.typeset(workDir, source, request.limits.timeoutMs, request);
+    const text = await fs.readFile(request.input, 'latin1');
+    let main = source;
+    if (!/^[^%\n]*\\document(class|style)\b/m.test(text)) {
+      main = FRAGMENT_FILE;
+      await fs.writeFile(path.join(workDir, FRAGMENT_FILE), fragmentTex(source));
+    }
+    const result = await this.typeset(workDir, main, request.limits.timeoutMs, request, path.parse(source).name);
     const produced = path.join(workDir, `${path.parse(source).name}.pdf`);
     if (result.exitCode !== 0) {
       await fs.rm(produced, { force: true });
@@ -163,7 +201,7 @@ export class LatexEngine implements Engine {
   }
 
   /** latexmk -lualatex on `source` in `dir`, with the limits above. */
-  private async typeset(dir: string, source: string, timeoutMs: number, request?: ConvertRequest): Promise<RunResult> {
+  private async typeset(dir: string, source: string, timeoutMs: number, request?: ConvertRequest, jobName = path.parse(source).name): Promise<RunResult> {
     await fs.writeFile(path.join(dir, FONTS_FILE), FONTS_TEX);
     const env: Record<string, string> = {
       ...FONT_ENVIRONMENT.env,
@@ -184,7 +222,7 @@ export class LatexEngine implements Engine {
       '-e', `$max_repeat=${MAX_RUNS}`,
       // With a -pretex, TeX would name its output after the first file it reads (ours): the job
       // names it after the source.
-      `-jobname=${path.parse(source).name}`,
+      `-jobname=${jobName}`,
       `-usepretex=\\input{${FONTS_FILE}}`,
       // latexmk takes no "--"; the name is ours (input.tex, probe.tex), never an option.
       source,
