@@ -304,3 +304,17 @@ describe('what an upload of one file lacks', { concurrency: 2 }, () => {
     assert.match(text, /After it\./);
   });
 });
+
+test('without the sandbox (CONVERTD_SANDBOX=off) the engine is not offered: its probe sees a file the sandbox would hide, and latex → pdf is pandoc\'s again', async () => {
+  const unsandboxed = await startServer({ CONVERTD_RATE_LIMITS: 'off', CONVERTD_SANDBOX: 'off' });
+  try {
+    const ready = await (await fetch(`${unsandboxed.url}/readyz`)).json() as { engines_unavailable?: Array<{ engine: string; reason: string }> };
+    const latex = ready.engines_unavailable?.find((entry) => entry.engine === 'latex');
+    assert.ok(latex, JSON.stringify(ready.engines_unavailable));
+    assert.match(latex.reason, /only inside the sandbox/);
+    const discovery = await (await fetch(`${unsandboxed.url}/api/formats/latex/pdf`)).json() as { steps: string[] };
+    assert.ok(!discovery.steps.includes('latex'), discovery.steps.join(' → '));
+  } finally {
+    await unsandboxed.stop();
+  }
+});
