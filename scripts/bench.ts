@@ -389,6 +389,8 @@ try {
     return `${lines.join('\n')}\n`;
   })());
   files['page.html'] = Buffer.from(`<!doctype html><html><head><meta charset="utf-8"><title>Report</title><style>body{font:14px sans-serif}.grid{display:grid;grid-template-columns:repeat(3,1fr);gap:8px}.grid div{height:60px;background:#36c}</style></head><body><h1>Report</h1><div class="grid"><div></div><div></div><div></div></div>${Array.from({ length: 200 }, (_, i) => `<p>Paragraph ${i + 1}: some words of a page printed by the browser, with <b>bold</b> and <i>italic</i> text.</p>`).join('')}</body></html>`);
+  // A LaTeX article of a few pages with a cross-reference (two LuaLaTeX runs under latexmk).
+  files['paper.tex'] = Buffer.from(`\\documentclass{article}\n\\begin{document}\n\\section{Opening}\\label{s:a}\nSee Section~\\ref{s:b}.\n${Array.from({ length: 60 }, (_, i) => `Paragraph ${i + 1}: words of an article typeset by LuaLaTeX, with \\textbf{bold} and \\emph{emphasis}.\n`).join('\n')}\n\\section{Closing}\\label{s:b}\nThe end.\n\\end{document}\n`);
   for (const name of ['small.wav', 'large.wav', 'small.mp4', 'large.mp4', 'large.docx', 'photo.xwd', 'photo.djvu', 'sources.tar.zst', 'font.ttf', 'page.png', 'report.pdf']) files[name] = await fs.readFile(path.join(work, name));
   for (const [name, data] of Object.entries(files)) await fs.writeFile(path.join(work, name), data);
 
@@ -517,6 +519,8 @@ try {
     // The browser started for each file, as a user of the bare command does; the engine keeps its browsers warm (src/engines/chromium/).
     { family: '3D model', name: 'mesh.obj', target: 'glb', bareLabel: 'assimp export -fglb2 -tri -vds', bare: () => run('/usr/bin/assimp', ['export', 'mesh.obj', out('mesh.glb'), '-fglb2', '-tri', '-vds'], work) },
     { family: 'HTML (Chromium)', name: 'page.html', target: 'pdf', bareLabel: 'chromium --headless --print-to-pdf (cold)', bare: () => run('/usr/bin/chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-pdf-header-footer', `--user-data-dir=${work}/chromium-profile`, `--print-to-pdf=${out('page.pdf')}`, `file://${path.join(work, 'page.html')}`], work) },
+    // The engine's own limits and fonts file aside (src/engines/latex/engine.ts), the same latexmk with a font cache of its own in the bench's directory (the first bare run builds it); -g: every run typesets, as a job does, rather than finding its PDF up to date.
+    { family: 'LaTeX', name: 'paper.tex', target: 'pdf', bareLabel: 'latexmk -lualatex', bare: () => run('/usr/bin/env', [`TEXMFCACHE=${out('latex-cache')}`, 'latexmk', '-norc', '-g', '-lualatex', '-interaction=nonstopmode', '-halt-on-error', '-no-shell-escape', `-outdir=${out('latex')}`, 'paper.tex'], work) },
   ];
   const unknown = [...FAMILIES ?? []].filter((family) => !cases.some((c) => c.family === family));
   if (unknown.length > 0) throw new Error(`--families: no row of table 1 has the family ${unknown.map((f) => `"${f}"`).join(', ')} (they are: ${[...new Set(cases.map((c) => c.family))].join(', ')})`);

@@ -61,7 +61,7 @@ const BUSY_SUITES = [
   'archive-formats', 'media-formats', 'office-formats', 'ebook-formats', 'corpus', 'corpus-documents',
   'data-formats', 'data-formats-more', 'real-world-formats', 'iwork-formats', 'postscript-formats', 'fonts', 'potrace-formats',
   'djvu-formats', 'mupdf-formats', 'ocr-formats', 'geodata-formats', 'chromium-formats', 'model-formats',
-  'vector-formats',
+  'vector-formats', 'latex-formats',
 ].map((name) => `test/${name}.test.ts`);
 /**
  * Busy suites that run in the other lane, after its waiting suites (those take about 45 minutes

@@ -20,7 +20,7 @@ const TARGETS: Record<string, string[]> = {
   doc: ['pdf', 'docx'], docx: ['pdf', 'odt', 'md'], odt: ['pdf', 'docx'], rtf: ['pdf', 'docx'],
   xls: ['pdf', 'xlsx'], xlsx: ['pdf', 'ods'], ods: ['pdf', 'xlsx'],
   ppt: ['pdf', 'pptx'], pptx: ['pdf', 'png'], odp: ['pdf', 'pptx'],
-  pdf: ['png', 'txt', 'pdfa'], md: ['html', 'docx', 'pdf'], rst: ['html', 'docx'], html: ['pdf', 'md'], tex: ['html', 'docx'],
+  pdf: ['png', 'txt', 'pdfa'], md: ['html', 'docx', 'pdf'], rst: ['html', 'docx'], html: ['pdf', 'md'], tex: ['html', 'docx', 'pdf'],
   epub: ['mobi', 'docx', 'pdf'], mobi: ['epub', 'txt'],
   pdb: ['epub', 'txt'],
 };

@@ -32,6 +32,7 @@ export const ENGINE_MODULES: readonly AnyEngineModule[] = [
   (await import('./chromium/index.ts')).default,
   (await import('./assimp/index.ts')).default,
   (await import('./inkscape/index.ts')).default,
+  (await import('./latex/index.ts')).default,
 ];
 
 /** The module with this id (for the benchmark and tests that build one engine); throws when none has it. */
