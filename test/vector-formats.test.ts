@@ -16,6 +16,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import sharp from 'sharp';
 import { download, expectError, fetchCatalogue, mapInFlight, runWithOptions, submit, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { toolEnv } from './helpers/tools.ts';
@@ -292,12 +293,37 @@ test('a DXF naming a file on disk (IMAGEDEF) converts without it', async () => {
   }
 });
 
-test('real Illustrator and DXF files of the shared corpus convert (skipped when absent)', { skip: !existsSync(path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'ai')) }, async () => {
-  const corpus = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
-  const file = path.join(corpus, 'ai', 'transmute-sample.ai');
-  if (!existsSync(file)) return;
-  const pdf = await converted(await fs.readFile(file), 'transmute-sample.ai', 'pdf');
-  assert.match(tool('/usr/bin/pdftotext', [pdf, '-']).toString(), /Illustrator/);
+const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus');
+test('real Illustrator and DXF files of the shared corpus convert (skipped when absent)', { skip: existsSync(path.join(CORPUS, 'ai')) || existsSync(path.join(CORPUS, 'dxf')) ? false : 'no ../shared/corpus here' }, async () => {
+  const inCorpus = (name: string) => (existsSync(path.join(CORPUS, name)) ? [path.join(CORPUS, name)] : []);
+  for (const file of inCorpus('ai/transmute-sample.ai')) {
+    // An Illustrator 9+ file (PDF inside): its words come back from its PDF and from its SVG.
+    const pdf = await converted(await fs.readFile(file), path.basename(file), 'pdf');
+    assert.match(tool('/usr/bin/pdftotext', [pdf, '-']).toString(), /Illustrator/);
+    const svg = await converted(await fs.readFile(file), path.basename(file), 'svg');
+    assert.ok(tool('/usr/bin/rsvg-convert', ['-f', 'png', svg]).length > 1000, 'its SVG draws (rsvg-convert)');
+  }
+  for (const file of inCorpus('ai/tika-ai-ps.ai')) {
+    // FreeHand-written PostScript named .ai: read by its content as PostScript (README "Known limitations").
+    const record = await run(await fs.readFile(file), path.basename(file), 'pdf');
+    assert.ok(record.status === 'done' || record.error?.code === 'conversion_failed', `${path.basename(file)} → pdf: ${JSON.stringify(record.error)}`);
+  }
+  for (const file of inCorpus('dxf/assimp-linetest.dxf')) {
+    // One LINE (and two 3D faces, skipped): the line is a path in the SVG, and ink on the PDF's page.
+    const svg = await converted(await fs.readFile(file), path.basename(file), 'svg');
+    const text = await fs.readFile(svg, 'utf8');
+    assert.ok((text.match(/<path\b/g) ?? []).length >= 1, 'the line is a path');
+    const pdf = await converted(await fs.readFile(file), path.basename(file), 'pdf');
+    const page = await sharp(tool('/usr/bin/pdftoppm', ['-png', '-r', '72', '-singlefile', pdf, '-'])).greyscale().raw().toBuffer();
+    assert.ok(page.some((value) => value < 128), 'the PDF page shows the line');
+  }
+  for (const file of inCorpus('dxf/assimp-pinkegg-from-lw.dxf')) {
+    // 288 3DFACEs and nothing else: not an empty page, a clean refusal saying why.
+    const record = await run(await fs.readFile(file), path.basename(file), 'svg');
+    assert.equal(record.status, 'error');
+    assert.equal(record.error?.code, 'conversion_failed');
+    assert.match(record.error?.message ?? '', /3D/);
+  }
 });
 
 test('a DXF of nested blocks (10^8 lines if expanded) ends in a clean error or a result', async () => {

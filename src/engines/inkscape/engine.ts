@@ -191,6 +191,12 @@ export class InkscapeEngine implements Engine {
       if (result.signal === 'SIGKILL' || result.signal === 'SIGXFSZ' || /MemoryError|RecursionError|File too large/.test(result.stderr)) throw new ConvertdError('input_too_complex', `The DXF drawing is too complex to read (${lastErrorLine(result.stderr) || result.signal}).`);
       throw new ConvertdError('corrupt_input', `The DXF drawing could not be read${lastErrorLine(result.stderr) ? ` (${lastErrorLine(result.stderr)})` : ''}: check that it is a valid DXF file.`);
     }
+    // The importer draws lines, arcs, circles, polylines, splines, text, hatches and blocks; it
+    // skips 3D faces, solids and meshes (the corpus's PinkEggFromLW.dxf is 288 3DFACEs). A DXF of
+    // only those would come back as an empty page, which a user would take for a conversion.
+    if (!drawsSomething(written)) {
+      throw new ConvertdError('conversion_failed', 'The DXF holds nothing this converter draws: its entities are 3D ones (3DFACE, 3DSOLID, MESH, ...), which Inkscape\'s DXF reader does not import. Only 2D drawings (lines, arcs, polylines, splines, text, hatches) convert.');
+    }
     // The importer's SVG is text it made of the DXF's; it goes through the same rewrite as an upload.
     await fs.writeFile(svg, selfContainedSvg(written), { mode: 0o644 });
   }
@@ -251,4 +257,10 @@ function declaredPixels(svg: string): { width: number; height: number } | undefi
   const width = number('width');
   const height = number('height');
   return Number.isFinite(width) && Number.isFinite(height) ? { width, height } : undefined;
+}
+
+/** Whether an SVG has a shape or text outside its <defs> (the importer's markers and patterns live there). */
+export function drawsSomething(svg: string): boolean {
+  const outsideDefs = svg.replace(/<defs[\s>][\s\S]*?<\/defs>/g, '').replace(/<defs\s*\/>/g, '');
+  return /<(?:[\w-]+:)?(?:path|line|polyline|polygon|circle|ellipse|rect|text|use|image)[\s/>]/.test(outsideDefs);
 }

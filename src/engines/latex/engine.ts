@@ -95,8 +95,11 @@ const PROBE_TEX = '\\documentclass{article}\n\\begin{document}\nconvertd probe �
 
 const EDGES: ConversionEdge[] = [
   // Cheaper than pandoc's way to PDF (LaTeX read into HTML, printed by Chromium), which loses what
-  // pandoc does not read of the document; this typesets it as LaTeX does.
-  { from: 'latex', to: 'pdf', cost: 2 },
+  // pandoc does not read of the document; this typesets it as LaTeX does. Only for LaTeX the user
+  // wrote, never after pandoc: pandoc → latex → pdf was cheaper than every other way to PDF, so
+  // html → pdf (Chromium's) and md → pdf (LibreOffice's) and every markup format's PDF went
+  // through LaTeX, whose missing packages and fonts those routes were never measured against.
+  { from: 'latex', to: 'pdf', cost: 2, notAfter: ['pandoc'] },
 ];
 
 export class LatexEngine implements Engine {
