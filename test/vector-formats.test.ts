@@ -314,7 +314,7 @@ test('real Illustrator and DXF files of the shared corpus convert (skipped when 
     const text = await fs.readFile(svg, 'utf8');
     assert.ok((text.match(/<path\b/g) ?? []).length >= 1, 'the line is a path');
     const pdf = await converted(await fs.readFile(file), path.basename(file), 'pdf');
-    const page = await sharp(tool('/usr/bin/pdftoppm', ['-png', '-r', '72', '-singlefile', pdf, '-'])).greyscale().raw().toBuffer();
+    const page = await sharp(tool('/usr/bin/pdftoppm', ['-png', '-r', '72', '-singlefile', pdf])).greyscale().raw().toBuffer();
     assert.ok(page.some((value) => value < 128), 'the PDF page shows the line');
   }
   for (const file of inCorpus('dxf/assimp-pinkegg-from-lw.dxf')) {
