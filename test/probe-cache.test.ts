@@ -148,7 +148,10 @@ test('a service whose probes were recalled offers and does what a probed one doe
   };
   const expected = await described(probed);
   await probed.stop();
-  assert.deepEqual((await readdir(dir)).sort(), ENGINE_MODULES.map((module) => `${module.id}.json`).sort(), 'every engine remembered');
+  // Every engine but latex: its probe builds the font database its jobs copy (about 10 s), state
+  // a remembered probe would not leave, so it probes at every start (src/engines/latex/engine.ts).
+  const unremembered = new Set(['latex']);
+  assert.deepEqual((await readdir(dir)).sort(), ENGINE_MODULES.filter((module) => !unremembered.has(module.id)).map((module) => `${module.id}.json`).sort(), 'every engine remembered');
 
   const recalled = await startServer({ ...base, CONVERTD_PROBE_CACHE_DIR: dir });
   try {

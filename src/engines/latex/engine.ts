@@ -102,6 +102,8 @@ const EDGES: ConversionEdge[] = [
   { from: 'latex', to: 'pdf', cost: 2, notAfter: ['pandoc'] },
 ];
 
+// No probeMemory (probe-cache.ts): the probe leaves the font database the jobs copy, which a
+// remembered probe would not, so this engine probes at every start.
 export class LatexEngine implements Engine {
   readonly id = 'latex';
   readonly timeoutSeconds = 120;
