@@ -1,5 +1,6 @@
 // PDF → PDF/A-2b, and PDF → PDF (pages cut to a page_range, made PDF/A, made smaller), with
-// Ghostscript's pdfwrite; and uploaded EPS and PostScript to PDF and PNG (postscript.ts).
+// Ghostscript's pdfwrite; an Illustrator file (a PDF inside) → PDF and EPS; and uploaded EPS and
+// PostScript to PDF and PNG (postscript.ts).
 // PostScript is a programming language whose -dSAFER sandbox has a long record of escapes
 // (docs/security.md#ghostscript-and-postscript): gs always runs with -dSAFER, in the OS sandbox,
 // with TMPDIR in the job directory (gs lets SAFER jobs read and write its temp dir), a page cap,
@@ -10,6 +11,7 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, enumOption, narrow, OPTIONS, pageRangeOption, selectPages, type OptionSpec } from '../options.ts';
+import { fileStart } from '../support/file-start.ts';
 import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 import { pageListArgument, POSTSCRIPT_EDGES, PostScriptReader, type RunGs } from './postscript.ts';
@@ -73,13 +75,22 @@ const EDGES: ConversionEdge[] = [
   { from: 'pdf', to: 'pdfa', cost: 3, options: PDFA_OPTIONS },
   // A same-format route of its own (the planner never chains it).
   { from: 'pdf', to: 'pdf', cost: 3, options: PDF_OPTIONS },
+  // An Illustrator file is a PDF (inkscape/formats.ts): its PDF content redistilled keeps the
+  // fonts it embeds, glyph for glyph; Inkscape's import set its text in substitutes and lost the
+  // ligatures of a font embedded without a Unicode map (issue #31: "this f le"). Its first page
+  // as EPS likewise. For the uploaded file only: chained, every PDF target would become an ai one.
+  { from: 'ai', to: 'pdf', cost: 3, chainable: false, options: PDF_OPTIONS },
+  { from: 'ai', to: 'eps', cost: 3, chainable: false },
   ...POSTSCRIPT_EDGES,
 ];
 
+/** The formats whose uploads gs reads as PDF (the rest are PostScript programs). */
+const READ_AS_PDF = new Set(['pdf', 'ai']);
 
-/** Ghostscript's edges: PDF/A always; EPS and PostScript only where gs turned the probe's program into a page. */
+
+/** Ghostscript's edges: those from PDF always; from EPS and PostScript only where gs turned the probe's program into a page. */
 function ghostscriptEdges(readsPostScript: boolean): readonly ConversionEdge[] {
-  return readsPostScript ? EDGES : EDGES.filter((edge) => edge.from === 'pdf');
+  return readsPostScript ? EDGES : EDGES.filter((edge) => READ_AS_PDF.has(edge.from));
 }
 
 /** A tiny EPS for the start-up probe: a filled square. */
@@ -142,9 +153,10 @@ export class GhostscriptEngine implements Engine {
   };
 
   async convert(request: ConvertRequest): Promise<void> {
-    if (request.from !== 'pdf') return this.postscript.convert(request);
+    if (!READ_AS_PDF.has(request.from)) return this.postscript.convert(request);
     const info = await readPdfInfo(this.context.run, request.input, request.workDir, request.signal);
     checkPageCount(info);
+    if (request.to === 'eps') return this.firstPageAsEps(request);
     const ranges = pageRangeOption(request.options);
     // The pages as numbers from the parsed range, clamped to the document: "-sPageList=" gets
     // digits, commas and hyphens we wrote.
@@ -181,6 +193,20 @@ export class GhostscriptEngine implements Engine {
       }
     } finally {
       await fs.rm(prologue, { force: true });
+    }
+  }
+
+  /**
+   * The first page as an EPS (eps2write: the page's drawn extent as its bounding box, its fonts
+   * embedded). gs exits 0 on a page it could not draw, so the output's start is checked.
+   */
+  private async firstPageAsEps(request: ConvertRequest): Promise<void> {
+    const { input, output, limits } = request;
+    const result = await this.runGs(request, ['-sDEVICE=eps2write', '-dFirstPage=1', '-dLastPage=1', `-sOutputFile=${path.basename(output)}`, `./${path.basename(input)}`], { timeoutMs: limits.timeoutMs });
+    const start = (await fileStart(output, 32)).toString('latin1');
+    if (result.exitCode !== 0 || !start.startsWith('%!PS-Adobe-3.0 EPSF')) {
+      await fs.rm(output, { force: true });
+      throw new ConvertdError('corrupt_input', `Ghostscript could not draw the drawing's first page (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}): check that it is a valid file.`);
     }
   }
 

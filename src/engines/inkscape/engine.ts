@@ -4,9 +4,12 @@
 //  - dxf to svg, pdf, png, eps, ps, emf and wmf: the DXF is read by Inkscape's own importer
 //    (extensions/dxf_input.py, run here with python3, not through Inkscape, whose GUI-bound
 //    import dialog aborts without a display), fitted to an A4 page, then exported by Inkscape;
-//  - ai (an Illustrator file, a PDF inside) to svg, pdf, png and eps, first page only: Inkscape's
-//    PDF import (poppler, in-process; no Ghostscript). EPS, PS and PostScript-era AI are not
-//    Inkscape's here: they stay Ghostscript's, under -dSAFER.
+//  - ai (an Illustrator file, a PDF inside) to svg, first page only: Inkscape's PDF import
+//    (poppler, in-process; no Ghostscript), which keeps text as text. Its pdf and eps are
+//    Ghostscript's and its png poppler's: the import sets text in substitute fonts and loses the
+//    ligatures of a font embedded without a Unicode map ("this f le", issue #31), where those draw
+//    the embedded glyphs. EPS, PS and PostScript-era AI are not Inkscape's here either: they stay
+//    Ghostscript's, under -dSAFER.
 // emf, wmf, cdr and vsd stay LibreOffice's. Compared on the shared corpus's three EMF and three
 // WMF files (both to PNG): Inkscape drew five of them as LibreOffice does, only framed to the
 // drawing rather than set on a page, and wrote nothing for the sixth (poi-60677.wmf, a table
@@ -37,6 +40,7 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
 import { readPdfInfo } from '../support/pdf-info.ts';
+import { fileStart } from '../support/file-start.ts';
 import { selfContainedSvg } from '../support/svg-references.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
@@ -60,8 +64,8 @@ const edge = (from: string, to: string): ConversionEdge => ({ from, to, cost: 2,
 const EDGES: ConversionEdge[] = [
   ...['svg', 'svgz'].flatMap((from) => ['emf', 'wmf', 'dxf'].map((to) => edge(from, to))),
   ...['svg', 'pdf', 'png', 'eps', 'ps', 'emf', 'wmf'].map((to) => edge('dxf', to)),
-  // An Illustrator file's first page, as Inkscape's import does (a PDF's later pages are not the drawing).
-  ...['svg', 'pdf', 'png', 'eps'].map((to) => edge('ai', to)),
+  // An Illustrator file's first page as an editable drawing (a PDF's later pages are not the drawing).
+  edge('ai', 'svg'),
 ];
 
 /** What each export starts with, checked by the probe and after each conversion. */
@@ -107,7 +111,7 @@ export class InkscapeEngine implements Engine {
       const attempt = async (drawing: string, to: string, name: string) => {
         const output = path.join(dir, `${name}.${to}`);
         const result = await this.export(path.join(dir, drawing), output, to, dir, 30_000);
-        return result.exitCode === 0 && WROTE[to]!(await head(output));
+        return result.exitCode === 0 && WROTE[to]!(await fileStart(output));
       };
       for (const target of ['emf', 'wmf', 'dxf', 'pdf']) if (await attempt('probe.svg', target, 'probe')) works.add(target);
       if (works.has('dxf')) {
@@ -151,11 +155,10 @@ export class InkscapeEngine implements Engine {
         request.onProgress(0.7);
       }
     } else {
-      // ai: Inkscape chooses its PDF import by the name; the page is checked before a PNG is drawn of it.
+      // ai: Inkscape chooses its PDF import by the name; pdfinfo refuses what is no PDF first.
       drawing = path.join(workDir, 'drawing.ai');
       await fs.link(input, drawing).catch(() => fs.copyFile(input, drawing));
-      const info = await readPdfInfo(this.context.run, drawing, workDir, signal);
-      if (to === 'png') checkPixels(info.width * CSS_DPI / 72, info.height * CSS_DPI / 72, limits.maxImagePixels);
+      await readPdfInfo(this.context.run, drawing, workDir, signal);
     }
     const result = await this.export(drawing, output, to, workDir, limits.timeoutMs, signal, limits.maxOutputBytes, from === 'dxf');
     await this.ensureExported(result, output, to);
@@ -220,7 +223,7 @@ export class InkscapeEngine implements Engine {
 
   /** Inkscape exits 0 when an import or export fails: the output's own start says whether it wrote one. */
   private async ensureExported(result: RunResult, output: string, to: string): Promise<void> {
-    const start = await head(output);
+    const start = await fileStart(output);
     if (result.exitCode === 0 && start.length > 0 && WROTE[to]!(start)) return;
     await fs.rm(output, { force: true });
     const detail = lastErrorLine(result.stderr.split('\n').filter((line) => !/GtkRecentManager|^\s*$/.test(line)).join('\n'));
@@ -228,17 +231,6 @@ export class InkscapeEngine implements Engine {
       throw new ConvertdError('input_too_complex', `Inkscape could not convert the drawing (${detail || result.signal}): it may be too large or too complex.`);
     }
     throw new ConvertdError('corrupt_input', `Inkscape could not read or export the drawing${detail ? ` (${detail})` : ''}: check that it is a valid file.`);
-  }
-}
-
-async function head(file: string): Promise<Buffer> {
-  const handle = await fs.open(file, 'r').catch(() => undefined);
-  if (!handle) return Buffer.alloc(0);
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(256), 0, 256, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
   }
 }
 

@@ -72,6 +72,9 @@ const EDGES: ConversionEdge[] = [
   // A document's pages, not an image wrapped in a one-page PDF by img2pdf (every image would list
   // zip), nor a TIFF's pages OCR'd into a PDF by tesseract only to be drawn again as pictures.
   { from: 'pdf', to: 'zip', cost: 3, endsRoute: true, options: ZIP_OPTIONS, notAfter: ['img2pdf', 'tesseract'] },
+  // An Illustrator file's first page (its PDF content, inkscape/formats.ts), drawn by the PDF
+  // renderer so its embedded fonts draw as they are (issue #31). For the uploaded file only.
+  { from: 'ai', to: 'png', cost: 2, chainable: false, options: IMAGE_OPTIONS },
   // Text and HTML of a PDF make sense for an uploaded PDF only: chained after an image → PDF step
   // they would be empty.
   { from: 'pdf', to: 'txt', cost: 2, chainable: false },
