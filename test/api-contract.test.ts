@@ -146,12 +146,14 @@ test('422 unsupported_target: with the source and the valid targets', async () =
   const catalogue = await fetchCatalogue(server.url);
   assert.deepEqual(body.error.targets, catalogue.find((f) => f.id === 'png')!.targets, 'the valid targets are the catalogue\'s');
   assert.ok((body.error.targets as string[]).includes('webp'));
-  // A format is its own target only where options make that useful (a PNG resized): an SVG has
-  // no such edge, so converting it to SVG is not a conversion.
+  // A format is its own target only where that does something (a PNG resized, an SVG made plain):
+  // a DXF has no such edge (Inkscape would write its outlines and drop its text), so converting
+  // it to DXF is not a conversion.
   assert.ok((body.error.targets as string[]).includes('png'), 'png → png (resized, re-encoded) is listed');
-  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
-  const own = await expectError(await submit(server.url, svg, 'a.svg', 'svg'), 422, 'unsupported_target');
-  assert.ok(!(own.error.targets as string[]).includes('svg'));
+  const dxf = Buffer.from(['0', 'SECTION', '2', 'ENTITIES', '0', 'LINE', '8', '0', '10', '0', '20', '0', '11', '10', '21', '10', '0', 'ENDSEC', '0', 'EOF', ''].join('\n'));
+  const own = await expectError(await submit(server.url, dxf, 'a.dxf', 'dxf'), 422, 'unsupported_target');
+  assert.equal(own.error.source, 'dxf');
+  assert.ok(!(own.error.targets as string[]).includes('dxf'));
 });
 
 test('404 job_not_found for an unknown job id', async () => {

@@ -189,6 +189,21 @@ test('an edge never follows the engines it names in notAfter', () => {
   assert.deepEqual(pages.targets('png'), ['pdf']);
 });
 
+test('an unchainable edge follows only the engines it names in chainsAfter, and only as the last step', () => {
+  const vector = new RoutePlanner([
+    declared('office', [{ from: 'docx', to: 'pdf', cost: 4 }]),
+    declared('postscript', [{ from: 'eps', to: 'pdf', cost: 3 }]),
+    declared('drawing', [{ from: 'pdf', to: 'emf', cost: 2, chainable: false, chainsAfter: ['postscript'] }, { from: 'emf', to: 'wmf', cost: 1 }]),
+  ]);
+  assert.deepEqual(vector.route('pdf', 'emf')!.map((s) => s.engine.id), ['drawing'], 'from the upload');
+  assert.deepEqual(vector.route('eps', 'emf')!.map((s) => s.engine.id), ['postscript', 'drawing'], 'after an engine it names');
+  assert.equal(vector.route('docx', 'emf'), undefined, 'never after one it does not name');
+  assert.equal(vector.route('eps', 'wmf'), undefined, 'nothing comes after it');
+  assert.deepEqual(vector.targets('eps'), ['emf', 'pdf']);
+  assert.deepEqual(vector.targets('docx'), ['pdf']);
+  assert.deepEqual(vector.targets('pdf'), ['emf']);
+});
+
 test('a longer route is taken only for an option that selects from the input, through faithful steps', () => {
   const office = new RoutePlanner([
     declared('office', [

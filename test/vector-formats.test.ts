@@ -1,11 +1,13 @@
-// Vector drawings through Inkscape (issue #31): every pair /api/formats lists for its edges (svg
-// and svgz → emf, wmf, dxf; dxf → svg, pdf, png, eps, ps, emf, wmf; ai → svg), and the Illustrator
-// file's other pairs (ai → pdf, eps by Ghostscript, ai → png by poppler), converts through the HTTP API, and each output is read by tools that are not Inkscape
+// Vector drawings (issue #31): every pair /api/formats lists whose route runs through Inkscape
+// (svg and svgz → emf, wmf, dxf; svg → plain svg; dxf → svg, pdf, png, eps, ps, emf, wmf; pdf and
+// ai → svg (ai), emf, wmf, dxf; eps and ps → emf, wmf, dxf through Ghostscript's PDF), and the
+// vector pairs of the PDF family drawn by PDF tools (pdf, ai → eps, ps and ai → pdf by Ghostscript,
+// ai → png by poppler; eps ↔ ps, and eps, ps → svg by Ghostscript then MuPDF), converts through the HTTP API, and each output is read by tools that are not Inkscape
 // (helpers/vector_check.py): EMF and WMF records and DXF group codes parsed in Python, SVG drawn
 // by rsvg-convert, PDF by pdftoppm (its text by pdftotext), EPS and PS by Ghostscript, PNG by
 // Pillow. The samples are written here: an SVG of a red square and a blue circle side by side
-// (with a word in the square), a DXF of a square, a circle and a word, and an Illustrator file
-// (a PDF rsvg-convert makes of the SVG, named .ai). Each output must hold the two shapes where
+// (with a word in the square), a DXF of a square, a circle and a word, and rsvg-convert's PDF,
+// EPS and PostScript of the SVG (the PDF also named .ai, an Illustrator file). Each output must hold the two shapes where
 // the source has them: left and right halves of the drawing's extent, the circle's corner empty.
 // Hostile inputs (docs/security.md#inkscape): images, XInclude, entities and CSS @import naming a secret file planted on disk and a URL; a billion laughs, a use-bomb,
 // a huge canvas; a DXF with an IMAGEDEF naming the secret. (EMF, WMF and EPS are not Inkscape's inputs here.)
@@ -22,18 +24,30 @@ import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 import { toolEnv } from './helpers/tools.ts';
 
 const CHECK = path.join(import.meta.dirname, 'helpers', 'vector_check.py');
-/** The pairs of this file: Inkscape's, and every pair of an Illustrator file. */
+/** The pairs of this file: those through Inkscape, every pair of an Illustrator file, and the PDF family's vector pairs. */
 const INKSCAPE_TARGETS: Record<string, readonly string[]> = {
-  svg: ['dxf', 'emf', 'wmf'],
+  svg: ['dxf', 'emf', 'svg', 'wmf'],
   svgz: ['dxf', 'emf', 'wmf'],
   dxf: ['emf', 'eps', 'pdf', 'png', 'ps', 'svg', 'wmf'],
-  ai: ['eps', 'pdf', 'png', 'svg'],
+  ai: ['dxf', 'emf', 'eps', 'pdf', 'png', 'ps', 'svg', 'wmf'],
+  pdf: ['dxf', 'emf', 'eps', 'ps', 'wmf'],
+  eps: ['dxf', 'emf', 'ps', 'svg', 'wmf'],
+  ps: ['dxf', 'emf', 'eps', 'svg', 'wmf'],
 };
 /**
- * The engine of each Illustrator pair: its svg is Inkscape's import (text as text); its pdf, eps
- * and png are drawn by PDF tools from the fonts it embeds (Inkscape's import lost ligatures).
+ * The engines of the PDF family's vector pairs. An Illustrator file's svg is Inkscape's import
+ * (text as text); its pdf, eps, ps and png are drawn by PDF tools from the fonts it embeds
+ * (Inkscape's import lost ligatures). An EPS or a PostScript file reaches Inkscape and MuPDF
+ * through Ghostscript's PDF; no other engine's PDF does (a document would list emf).
  */
-const ILLUSTRATOR_ROUTES: Record<string, readonly string[]> = { svg: ['inkscape'], pdf: ['ghostscript'], eps: ['ghostscript'], png: ['poppler'] };
+const ROUTES: Record<string, readonly string[]> = {
+  'ai>svg': ['inkscape'], 'ai>pdf': ['ghostscript'], 'ai>eps': ['ghostscript'], 'ai>ps': ['ghostscript'], 'ai>png': ['poppler'],
+  'ai>emf': ['inkscape'], 'pdf>wmf': ['inkscape'], 'pdf>dxf': ['inkscape'], 'pdf>eps': ['ghostscript'], 'pdf>ps': ['ghostscript'],
+  'eps>emf': ['ghostscript', 'inkscape'], 'ps>dxf': ['ghostscript', 'inkscape'], 'eps>svg': ['ghostscript', 'mupdf'],
+  'eps>ps': ['ghostscript', 'ghostscript'], 'ps>eps': ['ghostscript', 'ghostscript'], 'svg>svg': ['inkscape'],
+};
+/** The routes whose SVG keeps text as text (Inkscape's); MuPDF's draws glyphs as outlines. */
+const SVG_WITH_TEXT = new Set(['svg', 'svgz', 'dxf', 'ai']);
 const WORD = 'Quokkabird';
 /** Where the shapes are in the SVG sample's extent [10, 10]-[190, 90]: the square fills x 0-0.444, the circle 0.556-1. */
 const SVG_SAMPLE = `<?xml version="1.0" encoding="UTF-8"?>
@@ -78,6 +92,9 @@ before(async () => {
   await fs.writeFile(path.join(work, 'sample.svg'), samples.svg);
   // An Illustrator file since version 9 is a PDF; this one is rsvg-convert's PDF of the SVG.
   samples.ai = tool('/usr/bin/rsvg-convert', ['-f', 'pdf', 'sample.svg']);
+  samples.pdf = samples.ai;
+  samples.eps = tool('/usr/bin/rsvg-convert', ['-f', 'eps', 'sample.svg']);
+  samples.ps = tool('/usr/bin/rsvg-convert', ['-f', 'ps', 'sample.svg']);
 });
 after(async () => {
   await server?.stop();
@@ -154,10 +171,11 @@ async function checkOutput(from: string, to: string, file: string): Promise<void
   assert.ok(Math.abs(aspect - (from === 'dxf' ? 2.5 : 2.25)) < 0.12, `${label}: the drawing's extent is ${x1 - x0} × ${y1 - y0}`);
   assert.deepEqual(drawn.probes, from === 'dxf' ? OUTLINE_EXPECTED : FILLED_EXPECTED, `${label}: what the rendering shows where the source has its shapes`);
   if (to === 'pdf') assert.match(tool('/usr/bin/pdftotext', [file, '-']).toString(), new RegExp(WORD), `${label}: pdftotext finds the word`);
-  if (to === 'svg') assert.match(readFileSync(file, 'utf8'), new RegExp(`>${WORD}<`), `${label}: the word is text in the SVG`);
+  if (to === 'svg' && SVG_WITH_TEXT.has(from)) assert.match(readFileSync(file, 'utf8'), new RegExp(`>${WORD}<`), `${label}: the word is text in the SVG`);
+  if (to === 'svg') assert.doesNotMatch(readFileSync(file, 'utf8'), /xmlns:(inkscape|sodipodi)=/, `${label}: a plain SVG`);
 }
 
-test('the catalogue lists Inkscape\'s pairs: svg and svgz to emf, wmf and dxf; dxf and ai to what the issue asks', () => {
+test('the catalogue lists the vector pairs: svg and svgz to emf, wmf and dxf, svg to itself; dxf and ai to what the issue asks; pdf, eps and ps to the vector formats', () => {
   for (const [from, targets] of Object.entries(INKSCAPE_TARGETS)) {
     const entry = catalogue.find((format) => format.id === from);
     assert.ok(entry, `${from} is in the catalogue`);
@@ -167,14 +185,64 @@ test('the catalogue lists Inkscape\'s pairs: svg and svgz to emf, wmf and dxf; d
   assert.deepEqual([...catalogue.find((format) => format.id === 'dxf')!.targets].sort(), INKSCAPE_TARGETS.dxf);
   assert.deepEqual([...catalogue.find((format) => format.id === 'ai')!.targets].sort(), INKSCAPE_TARGETS.ai);
   assert.equal(catalogue.find((format) => format.id === 'ai')!.category, 'vector');
+  // Inkscape's PDF import follows Ghostscript's PDF only: a document's PDF goes no further.
+  for (const document of ['docx', 'html', 'md', 'odt']) {
+    const targets = catalogue.find((format) => format.id === document)!.targets;
+    for (const vector of ['emf', 'wmf', 'dxf']) assert.ok(!targets.includes(vector), `${document} → ${vector} is not listed`);
+  }
 });
 
-test('an Illustrator file\'s svg is Inkscape\'s, its pdf and eps Ghostscript\'s, its png poppler\'s', async () => {
-  for (const [target, steps] of Object.entries(ILLUSTRATOR_ROUTES)) {
-    const response = await fetch(`${server.url}/api/formats/ai/${target}`);
-    assert.equal(response.status, 200, `ai → ${target}`);
-    assert.deepEqual(((await response.json()) as { steps: string[] }).steps, steps, `ai → ${target}`);
+test('an Illustrator file\'s svg is Inkscape\'s, its pdf, eps and ps Ghostscript\'s, its png poppler\'s; EPS and PostScript reach Inkscape and MuPDF through Ghostscript', async () => {
+  for (const [pair, steps] of Object.entries(ROUTES)) {
+    const response = await fetch(`${server.url}/api/formats/${pair.replace('>', '/')}`);
+    assert.equal(response.status, 200, pair);
+    assert.deepEqual(((await response.json()) as { steps: string[] }).steps, steps, pair);
   }
+});
+
+test('a page_range chooses the page of a PDF that becomes the drawing, the EPS or the PostScript', async () => {
+  // Two pages: a red square, then a blue circle (rsvg-convert writes one page per SVG given).
+  await fs.writeFile(path.join(work, 'red.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect x="10" y="10" width="80" height="80" fill="#ff0000"/></svg>');
+  await fs.writeFile(path.join(work, 'blue.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><circle cx="50" cy="50" r="40" fill="#0000ff"/></svg>');
+  const twoPages = tool('/usr/bin/rsvg-convert', ['-f', 'pdf', 'red.svg', 'blue.svg']);
+  for (const target of ['emf', 'eps']) {
+    const second = await runWithOptions(server.url, twoPages, 'pages.pdf', target, { page_range: '2' }, { timeoutMs: 180_000 });
+    assert.equal(second.final.status, 'done', `${target}: ${JSON.stringify(second.final.error)}`);
+    const file = path.join(work, `page-2.${target}`);
+    await fs.writeFile(file, (await download(server.url, second.final.download_url!)).bytes);
+    if (target === 'emf') {
+      const found = await shapes('emf', file);
+      assert.ok(found.some((shape) => shape.colour?.join() === '0,0,255') && !found.some((shape) => shape.colour?.join() === '255,0,0'), `pdf → emf page 2: the circle alone (${JSON.stringify(found)})`);
+    } else {
+      const drawn = await raster('eps', file, [[0.5, 0.5, 0.05]]);
+      assert.deepEqual(drawn.probes, ['blue'], 'pdf → eps page 2: the circle');
+    }
+  }
+  const ps = await runWithOptions(server.url, twoPages, 'pages.pdf', 'ps', { page_range: '2' }, { timeoutMs: 180_000 });
+  assert.equal(ps.final.status, 'done', JSON.stringify(ps.final.error));
+  const psFile = path.join(work, 'page-2.ps');
+  await fs.writeFile(psFile, (await download(server.url, ps.final.download_url!)).bytes);
+  const all = await runWithOptions(server.url, twoPages, 'pages.pdf', 'ps', {}, { timeoutMs: 180_000 });
+  const allFile = path.join(work, 'pages.ps');
+  await fs.writeFile(allFile, (await download(server.url, all.final.download_url!)).bytes);
+  // The page comments of the DSC, which ps2write writes (and Ghostscript renders both pages: the raster check).
+  const count = (file: string) => (readFileSync(file, 'latin1').match(/^%%Page: /gm) ?? []).length;
+  assert.equal(count(allFile), 2, 'pdf → ps: both pages');
+  assert.equal(count(psFile), 1, 'pdf → ps with page_range 2: one page');
+});
+
+test('svg → svg is plain and self-contained; text_to_path draws its text as outlines', async () => {
+  const inkscapeSvg = SVG_SAMPLE.replace('<svg xmlns="http://www.w3.org/2000/svg"', '<svg xmlns="http://www.w3.org/2000/svg" xmlns:inkscape="http://www.inkscape.org/namespaces/inkscape" xmlns:sodipodi="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd" inkscape:version="1.2.2" sodipodi:docname="sample.svg"')
+    .replace('<rect ', '<sodipodi:namedview id="view" inkscape:zoom="2"/><rect inkscape:label="square" ');
+  const plain = readFileSync(await converted(Buffer.from(inkscapeSvg), 'inkscape.svg', 'svg'), 'utf8');
+  assert.doesNotMatch(plain, /inkscape:|sodipodi:/, 'no Inkscape or Sodipodi markup left');
+  assert.match(plain, new RegExp(`>${WORD}<`), 'the word is still text');
+  const outlined = await runWithOptions(server.url, Buffer.from(inkscapeSvg), 'inkscape.svg', 'svg', { text_to_path: 'true' }, { timeoutMs: 180_000 });
+  assert.equal(outlined.final.status, 'done', JSON.stringify(outlined.final.error));
+  const file = path.join(work, 'outlined.svg');
+  await fs.writeFile(file, (await download(server.url, outlined.final.download_url!)).bytes);
+  assert.doesNotMatch(readFileSync(file, 'utf8'), /<text\b/, 'the word is outlines, not text');
+  assert.deepEqual((await raster('svg', file, FILLED_PROBES)).probes, FILLED_EXPECTED, 'the outlined drawing still shows its shapes');
 });
 
 test('every Inkscape pair converts, and each output holds the source\'s shapes where it has them', async () => {

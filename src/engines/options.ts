@@ -199,6 +199,16 @@ export function selectPages(ranges: PageRanges, pageCount: number): number[] {
   return [...pages].sort((a, b) => a - b);
 }
 
+/**
+ * The first page a range selects, checked against the document (without listing them all: a range
+ * may say "1-" of 100,000 pages): for the engines that make one page of a range into one file.
+ */
+export function firstSelectedPage(ranges: PageRanges, pageCount: number): number {
+  const first = Math.min(...ranges.spans.map((span) => span.from));
+  if (first > pageCount) selectPages(ranges, pageCount); // throws invalid_option: the range selects no page
+  return first;
+}
+
 /** Consecutive runs of sorted pages, for engines that take a first and a last page per call. */
 export function pageRuns(pages: readonly number[]): Array<{ first: number; last: number }> {
   const runs: Array<{ first: number; last: number }> = [];
@@ -299,6 +309,7 @@ export const OPTIONS = {
   turdsize: { name: 'turdsize', type: 'integer', minimum: 0, maximum: 10_000_000, default: 2, appliesAt: 'output', description: 'Tracing: specks (and holes) of up to this many pixels are dropped, 0 keeps every one (default 2, potrace\'s own); raise it to clean up scans and noise.' },
   invert: { name: 'invert', type: 'boolean', default: false, appliesAt: 'output', description: 'Tracing: trace the light parts instead of the dark ones (for a light drawing on a dark ground).' },
   color: { name: 'color', type: 'string', pattern: '#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})', default: '#000000', appliesAt: 'output', parse: parseColour, description: 'Tracing: the one colour the traced shapes are filled with, as #rrggbb (a single-colour trace: the picture\'s own colours are not kept).' },
+  text_to_path: { name: 'text_to_path', type: 'boolean', default: false, appliesAt: 'output', description: 'Draw the text as outlines: the drawing looks the same where its fonts are missing, but its text can no longer be selected, searched or edited.' },
   ocr: { name: 'ocr', type: 'boolean', default: false, appliesAt: 'output', description: 'Read the text of the picture (OCR) and make the PDF searchable: the picture with the text, invisible, over it.' },
   language: { name: 'language', type: 'string', pattern: '[a-z]{3}(_[a-z]{3,4})?(\\+[a-z]{3}(_[a-z]{3,4})?){0,3}', default: 'eng', appliesAt: 'output', parse: (text) => text.toLowerCase(), description: 'Language(s) of the text to read (OCR), as Tesseract\'s codes: one, or several joined with "+" (eng+rus).' },
   // Pages printed from HTML (the chromium engine), and the browser that renders them.

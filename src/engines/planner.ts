@@ -47,7 +47,7 @@ export class RoutePlanner {
       }
     }
     for (const list of this.outgoing.values()) list.sort((a, b) => a.edge.cost - b.edge.cost);
-    for (const [format, list] of this.outgoing) if (list.some(({ edge }) => edge.notAfter)) this.picky.add(format);
+    for (const [format, list] of this.outgoing) if (list.some(({ edge }) => edge.notAfter || edge.chainsAfter)) this.picky.add(format);
   }
 
   /** Formats that have at least one outgoing edge. */
@@ -128,7 +128,7 @@ export class RoutePlanner {
           for (const { engine, edge } of this.outgoing.get(format) ?? []) {
             if (edge.to === edge.from || seen.has(edge.to)) continue;
             if (edge.notAfter?.includes(steps.at(-1)?.engine.id ?? '')) continue;
-            if (edge.chainable === false && (steps.length > 0 || edge.to !== to)) continue;
+            if (edge.chainable === false && (edge.to !== to || !startsOrFollows(edge, steps.at(-1)?.engine.id))) continue;
             const next = [...steps, stepOf(engine, edge)];
             if (edge.to === to) {
               found.push({ route: next, cost: cost + edge.cost });
@@ -157,7 +157,7 @@ export class RoutePlanner {
       const next: typeof frontier = [];
       for (const { format, engine: previous } of frontier) {
         for (const { engine, edge } of this.outgoing.get(format) ?? []) {
-          if (edge.chainable === false && step > 0) continue;
+          if (edge.chainable === false && !startsOrFollows(edge, previous)) continue;
           if (previous !== undefined && edge.notAfter?.includes(previous)) continue;
           if (edge.to === edge.from) {
             // A route of its own: the format to itself, in one step, from the upload.
@@ -191,8 +191,9 @@ export class RoutePlanner {
       for (const { engine, edge } of this.outgoing.get(current.format) ?? []) {
         if (edge.to === edge.from) continue;
         if (edge.notAfter?.includes(current.steps.at(-1)?.engine.id ?? '')) continue;
-        // An edge that does not chain is a route of its own: the upload's format to the target.
-        if (edge.chainable === false && (current.steps.length > 0 || edge.to !== to)) continue;
+        // An edge that does not chain is a route of its own (the upload's format to the target),
+        // or the last step after an engine it names (chainsAfter).
+        if (edge.chainable === false && (edge.to !== to || !startsOrFollows(edge, current.steps.at(-1)?.engine.id))) continue;
         const cost = current.cost + edge.cost;
         const ended = edge.endsRoute === true;
         // Where an edge out of the format refuses some engines, which engine made it matters too.
@@ -204,6 +205,11 @@ export class RoutePlanner {
     }
     return null;
   }
+}
+
+/** Whether an unchainable edge may come after `previous` (undefined: it is the route's first step). */
+function startsOrFollows(edge: ConversionEdge, previous: string | undefined): boolean {
+  return previous === undefined || (edge.chainsAfter?.includes(previous) ?? false);
 }
 
 function stepOf(engine: Engine, edge: ConversionEdge): RouteStep {

@@ -21,6 +21,12 @@ export interface ConversionEdge {
    */
   readonly chainable?: boolean;
   /**
+   * Engines after whose step an unchainable edge may still come, as a route's last step: an EPS
+   * made a PDF by Ghostscript may go on to Inkscape's EMF, where a document made a PDF by
+   * LibreOffice may not (every document would list emf). Only with chainable false.
+   */
+  readonly chainsAfter?: readonly string[];
+  /**
    * True for an edge whose output is a final rendition, never the input of a further step: the
    * first page of a document as a PNG is a fine thumbnail, but turning that thumbnail into an
    * icon, a PCX or a HEIC only multiplies pairs nobody needs. Default false.

@@ -14,7 +14,7 @@ import { checkDjvuStructure, MAX_DJVU_PAGES, readDjvuFile, type DjvuPageSize } f
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { MAX_DIMENSION, narrow, numberOption, OPTIONS, pageRangeOption, pageRuns, selectPages, type OptionSpec, type PageRanges } from '../options.ts';
+import { MAX_DIMENSION, narrow, numberOption, OPTIONS, firstSelectedPage, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
 
 const DDJVU = '/usr/bin/ddjvu';
@@ -121,7 +121,7 @@ export class DjvulibreEngine implements Engine {
     const pageCount = await this.pageCount(request);
     const ranges = pageRangeOption(request.options);
     if (to === 'png') {
-      const page = ranges ? firstSelected(ranges, pageCount) : 1;
+      const page = ranges ? firstSelectedPage(ranges, pageCount) : 1;
       return this.renderPng(request, page, structure.sizes);
     }
     const pages = ranges ? selectPages(ranges, pageCount) : undefined;
@@ -201,12 +201,6 @@ export class DjvulibreEngine implements Engine {
   }
 }
 
-/** The first page a range selects (without listing them all: a range may say "1-"), checked against the document. */
-function firstSelected(ranges: PageRanges, pageCount: number): number {
-  const first = Math.min(...ranges.spans.map((span) => span.from));
-  if (first > pageCount) selectPages(ranges, pageCount); // throws invalid_option: the range selects no page
-  return first;
-}
 
 /**
  * ddjvu's scale argument for a pixel_density: the resolution itself (-scale is dots per inch,

@@ -1,6 +1,7 @@
 // PDF → PDF/A-2b, and PDF → PDF (pages cut to a page_range, made PDF/A, made smaller), with
-// Ghostscript's pdfwrite; an Illustrator file (a PDF inside) → PDF and EPS; and uploaded EPS and
-// PostScript to PDF and PNG (postscript.ts).
+// Ghostscript's pdfwrite; a PDF's page as EPS and its pages as PostScript (eps2write, ps2write);
+// an Illustrator file (a PDF inside) likewise; and uploaded EPS and PostScript to PDF and PNG
+// (postscript.ts), and on to each other through their PDF.
 // PostScript is a programming language whose -dSAFER sandbox has a long record of escapes
 // (docs/security.md#ghostscript-and-postscript): gs always runs with -dSAFER, in the OS sandbox,
 // with TMPDIR in the job directory (gs lets SAFER jobs read and write its temp dir), a page cap,
@@ -10,7 +11,7 @@ import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
-import { booleanOption, enumOption, narrow, OPTIONS, pageRangeOption, selectPages, type OptionSpec } from '../options.ts';
+import { booleanOption, enumOption, firstSelectedPage, narrow, OPTIONS, pageRangeOption, selectPages, type OptionSpec } from '../options.ts';
 import { fileStart } from '../support/file-start.ts';
 import { checkPageCount, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
@@ -66,6 +67,9 @@ const COMPRESS_PRESETS: Readonly<Record<string, string>> = { low: '/printer', me
 
 const PAGE_RANGE = narrow(OPTIONS.page_range, { description: 'Which pages to keep, 1-based, in document order: "2", "1-3,5", "4-" (from 4 to the end).' });
 
+/** The one page of a PDF an EPS holds. */
+const EPS_PAGE = narrow(OPTIONS.page_range, { description: 'Which page becomes the EPS, 1-based: the first page of the range ("3", or "3-5": page 3). Default: page 1.' });
+
 /** pdf → pdf is worth doing only with an option: each of these. */
 const PDF_OPTIONS: readonly OptionSpec[] = [PAGE_RANGE, OPTIONS.pdf_a, OPTIONS.compress];
 /** The PDF/A target is PDF/A whatever pdf_a says. */
@@ -75,12 +79,18 @@ const EDGES: ConversionEdge[] = [
   { from: 'pdf', to: 'pdfa', cost: 3, options: PDFA_OPTIONS },
   // A same-format route of its own (the planner never chains it).
   { from: 'pdf', to: 'pdf', cost: 3, options: PDF_OPTIONS },
+  // A PDF's page as EPS, its pages as PostScript: for the uploaded PDF, or after Ghostscript's own
+  // PDF of an EPS or a PostScript file (eps → ps, ps → eps); after another engine's PDF every
+  // document would list them.
+  { from: 'pdf', to: 'eps', cost: 3, chainable: false, chainsAfter: ['ghostscript'], firstPageOnly: true, options: [EPS_PAGE] },
+  { from: 'pdf', to: 'ps', cost: 3, chainable: false, chainsAfter: ['ghostscript'], options: [PAGE_RANGE] },
   // An Illustrator file is a PDF (inkscape/formats.ts): its PDF content redistilled keeps the
   // fonts it embeds, glyph for glyph; Inkscape's import set its text in substitutes and lost the
-  // ligatures of a font embedded without a Unicode map (issue #31: "this f le"). Its first page
-  // as EPS likewise. For the uploaded file only: chained, every PDF target would become an ai one.
+  // ligatures of a font embedded without a Unicode map (issue #31: "this f le"). Its EPS and
+  // PostScript likewise. For the uploaded file only: chained, every PDF target would become an ai one.
   { from: 'ai', to: 'pdf', cost: 3, chainable: false, options: PDF_OPTIONS },
-  { from: 'ai', to: 'eps', cost: 3, chainable: false },
+  { from: 'ai', to: 'eps', cost: 3, chainable: false, options: [EPS_PAGE] },
+  { from: 'ai', to: 'ps', cost: 3, chainable: false, options: [PAGE_RANGE] },
   ...POSTSCRIPT_EDGES,
 ];
 
@@ -155,12 +165,14 @@ export class GhostscriptEngine implements Engine {
   async convert(request: ConvertRequest): Promise<void> {
     if (!READ_AS_PDF.has(request.from)) return this.postscript.convert(request);
     const info = await readPdfInfo(this.context.run, request.input, request.workDir, request.signal);
-    checkPageCount(info);
-    if (request.to === 'eps') return this.firstPageAsEps(request);
     const ranges = pageRangeOption(request.options);
+    // An EPS is one page, drawn as a picture of a page is: a long document is no reason to refuse it.
+    if (request.to === 'eps') return this.writePostScript(request, 'eps2write', [`-sPageList=${ranges ? firstSelectedPage(ranges, info.pages) : 1}`]);
+    checkPageCount(info);
     // The pages as numbers from the parsed range, clamped to the document: "-sPageList=" gets
     // digits, commas and hyphens we wrote.
     const pages = ranges ? [pageListArgument(selectPages(ranges, info.pages))] : [`-dLastPage=${info.pages}`];
+    if (request.to === 'ps') return this.writePostScript(request, 'ps2write', pages);
     const preset = COMPRESS_PRESETS[enumOption<string>(request.options, 'compress') ?? ''];
     const settings = [...(preset ? [`-dPDFSETTINGS=${preset}`] : []), ...pages];
     if (request.to === 'pdf' && booleanOption(request.options, 'pdf_a') !== true) {
@@ -197,16 +209,17 @@ export class GhostscriptEngine implements Engine {
   }
 
   /**
-   * The first page as an EPS (eps2write: the page's drawn extent as its bounding box, its fonts
-   * embedded). gs exits 0 on a page it could not draw, so the output's start is checked.
+   * The PDF's `pages` as PostScript: one page as an EPS (eps2write: the page's drawn extent as its
+   * bounding box), or a PostScript document (ps2write), the fonts embedded either way. gs exits 0
+   * on a page it could not draw, so the output's start is checked.
    */
-  private async firstPageAsEps(request: ConvertRequest): Promise<void> {
+  private async writePostScript(request: ConvertRequest, device: 'eps2write' | 'ps2write', pages: string[]): Promise<void> {
     const { input, output, limits } = request;
-    const result = await this.runGs(request, ['-sDEVICE=eps2write', '-dFirstPage=1', '-dLastPage=1', `-sOutputFile=${path.basename(output)}`, `./${path.basename(input)}`], { timeoutMs: limits.timeoutMs });
+    const result = await this.runGs(request, [`-sDEVICE=${device}`, ...pages, `-sOutputFile=${path.basename(output)}`, `./${path.basename(input)}`], { timeoutMs: limits.timeoutMs });
     const start = (await fileStart(output, 32)).toString('latin1');
-    if (result.exitCode !== 0 || !start.startsWith('%!PS-Adobe-3.0 EPSF')) {
+    if (result.exitCode !== 0 || !start.startsWith(device === 'eps2write' ? '%!PS-Adobe-3.0 EPSF' : '%!PS')) {
       await fs.rm(output, { force: true });
-      throw new ConvertdError('corrupt_input', `Ghostscript could not draw the drawing's first page (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}): check that it is a valid file.`);
+      throw new ConvertdError('corrupt_input', `Ghostscript could not write the PDF's pages as PostScript (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}): check that it is a valid PDF.`);
     }
   }
 

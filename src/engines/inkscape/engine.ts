@@ -4,19 +4,23 @@
 //  - dxf to svg, pdf, png, eps, ps, emf and wmf: the DXF is read by Inkscape's own importer
 //    (extensions/dxf_input.py, run here with python3, not through Inkscape, whose GUI-bound
 //    import dialog aborts without a display), fitted to an A4 page, then exported by Inkscape;
-//  - ai (an Illustrator file, a PDF inside) to svg, first page only: Inkscape's PDF import
-//    (poppler, in-process; no Ghostscript), which keeps text as text. Its pdf and eps are
+//  - svg to itself: plain (Inkscape's and Sodipodi's markup left out) and self-contained, its text
+//    outlined on request (text_to_path);
+//  - pdf and ai (an Illustrator file, a PDF inside) to emf, wmf and dxf, and ai to svg, one page
+//    (the first or a page_range's): Inkscape's PDF import (poppler, in-process; no Ghostscript),
+//    which keeps text as text. eps and ps reach those pdf edges through Ghostscript's PDF
+//    (chainsAfter), never through another engine's. An Illustrator file's pdf, eps and ps are
 //    Ghostscript's and its png poppler's: the import sets text in substitute fonts and loses the
 //    ligatures of a font embedded without a Unicode map ("this f le", issue #31), where those draw
-//    the embedded glyphs. EPS, PS and PostScript-era AI are not Inkscape's here either: they stay
-//    Ghostscript's, under -dSAFER.
+//    the embedded glyphs. Inkscape never reads EPS, PS or PostScript-era AI itself (it would start
+//    Ghostscript outside our -dSAFER arguments).
 // emf, wmf, cdr and vsd stay LibreOffice's. Compared on the shared corpus's three EMF and three
 // WMF files (both to PNG): Inkscape drew five of them as LibreOffice does, only framed to the
 // drawing rather than set on a page, and wrote nothing for the sixth (poi-60677.wmf, a table
 // LibreOffice draws); no drawing was better, so moving those pairs would only lose one. cdr and
 // vsd: Inkscape 1.2 reads them through the same libcdr and libvisio as LibreOffice.
 //
-// Every edge is unchainable: each makes sense for the file uploaded, and chained ones would add
+// Every edge is unchainable (but for the pdf ones after Ghostscript): each makes sense for the file uploaded, and chained ones would add
 // a dozen pairs of other formats through svg (a PDF → svg → wmf) that no one asked for and that
 // another engine's svg may not carry well.
 //
@@ -39,6 +43,7 @@ import { gunzip as gunzipCallback } from 'node:zlib';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
+import { booleanOption, firstSelectedPage, narrow, OPTIONS, pageRangeOption } from '../options.ts';
 import { readPdfInfo } from '../support/pdf-info.ts';
 import { fileStart } from '../support/file-start.ts';
 import { selfContainedSvg } from '../support/svg-references.ts';
@@ -59,13 +64,39 @@ const INKSCAPE_ADDRESS_SPACE = NATIVE_ADDRESS_SPACE;
 
 const gunzip = promisify(gunzipCallback);
 
+/** How one Inkscape export runs (export()). */
+interface ExportRun {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  maxOutputBytes?: number;
+  /** The drawing's own extent as the page (a DXF's import sits on an A4 page). */
+  drawingArea?: boolean;
+  /** The page of a PDF (or an Illustrator file) imported, 1-based. */
+  pdfPage?: number;
+  /** Text drawn as outlines (svg → svg's text_to_path). */
+  textToPath?: boolean;
+}
+
+/** The page of a PDF (or an Illustrator file) that becomes the drawing. */
+const DRAWING_PAGE = narrow(OPTIONS.page_range, { description: 'Which page becomes the drawing, 1-based: the first page of the range ("3", or "3-5": page 3). Default: page 1.' });
+
+
 // Cost 2: a slow program's start (about half a second), dearer than rsvg's 1 where both could.
 const edge = (from: string, to: string): ConversionEdge => ({ from, to, cost: 2, chainable: false });
 const EDGES: ConversionEdge[] = [
   ...['svg', 'svgz'].flatMap((from) => ['emf', 'wmf', 'dxf'].map((to) => edge(from, to))),
   ...['svg', 'pdf', 'png', 'eps', 'ps', 'emf', 'wmf'].map((to) => edge('dxf', to)),
   // An Illustrator file's first page as an editable drawing (a PDF's later pages are not the drawing).
-  edge('ai', 'svg'),
+  { ...edge('ai', 'svg'), firstPageOnly: true, options: [DRAWING_PAGE] },
+  // A PDF's page (an Illustrator file's) as a metafile or a DXF, through Inkscape's PDF import;
+  // also after Ghostscript's PDF of an EPS or a PostScript file (eps → emf). Not after another
+  // engine's PDF: every document would list emf, wmf and dxf.
+  ...['pdf', 'ai'].flatMap((from) => ['emf', 'wmf', 'dxf'].map((to): ConversionEdge => ({
+    ...edge(from, to), firstPageOnly: true, options: [DRAWING_PAGE], ...(from === 'pdf' ? { chainsAfter: ['ghostscript'] } : {}),
+  }))),
+  // An SVG to itself: plain (without Inkscape's and Sodipodi's namespaces) and self-contained
+  // (support/svg-references.ts), its text outlined on request.
+  { from: 'svg', to: 'svg', cost: 2, options: [OPTIONS.text_to_path] },
 ];
 
 /** What each export starts with, checked by the probe and after each conversion. */
@@ -110,7 +141,7 @@ export class InkscapeEngine implements Engine {
       const works = new Set<string>();
       const attempt = async (drawing: string, to: string, name: string) => {
         const output = path.join(dir, `${name}.${to}`);
-        const result = await this.export(path.join(dir, drawing), output, to, dir, 30_000);
+        const result = await this.export(path.join(dir, drawing), output, to, dir, { timeoutMs: 30_000, ...(drawing.endsWith('.ai') ? { pdfPage: 1 } : {}) });
         return result.exitCode === 0 && WROTE[to]!(await fileStart(output));
       };
       for (const target of ['emf', 'wmf', 'dxf', 'pdf']) if (await attempt('probe.svg', target, 'probe')) works.add(target);
@@ -124,7 +155,7 @@ export class InkscapeEngine implements Engine {
       const passes = (e: ConversionEdge) => {
         const exported = ['pdf', 'png', 'eps', 'ps', 'svg'].includes(e.to) ? works.has('pdf') : works.has(e.to);
         if (e.from === 'dxf') return works.has('dxf-import') && exported;
-        if (e.from === 'ai') return works.has('ai-import') && exported;
+        if (e.from === 'ai' || e.from === 'pdf') return works.has('ai-import') && exported;
         return exported;
       };
       const passed = EDGES.filter(passes);
@@ -135,9 +166,11 @@ export class InkscapeEngine implements Engine {
 
   async convert(request: ConvertRequest): Promise<void> {
     const { input, output, from, to, workDir, limits, signal } = request;
+    const run: ExportRun = { timeoutMs: limits.timeoutMs, signal, maxOutputBytes: limits.maxOutputBytes };
     let drawing: string;
     if (from === 'svg' || from === 'svgz') {
       drawing = await this.selfContained(input, from, workDir);
+      if (booleanOption(request.options, 'text_to_path') === true) run.textToPath = true;
     } else if (from === 'dxf') {
       const imported = path.join(workDir, 'imported.svg');
       await this.importDxf(input, imported, workDir, limits.timeoutMs, signal);
@@ -148,19 +181,22 @@ export class InkscapeEngine implements Engine {
       drawing = to === 'png' ? path.join(workDir, 'extent.svg') : imported;
       if (to === 'png' || to === 'svg') {
         const fitted = to === 'svg' ? output : drawing;
-        await this.ensureExported(await this.export(imported, fitted, 'svg', workDir, limits.timeoutMs, signal, limits.maxOutputBytes, true), fitted, 'svg');
+        await this.ensureExported(await this.export(imported, fitted, 'svg', workDir, { ...run, drawingArea: true }), fitted, 'svg');
         if (to === 'svg') return;
         const size = declaredPixels(await fs.readFile(drawing, 'utf8'));
         if (size) checkPixels(size.width, size.height, limits.maxImagePixels);
         request.onProgress(0.7);
       }
     } else {
-      // ai: Inkscape chooses its PDF import by the name; pdfinfo refuses what is no PDF first.
-      drawing = path.join(workDir, 'drawing.ai');
+      // pdf and ai: Inkscape chooses its PDF import by the name; pdfinfo refuses what is no PDF
+      // first, and counts the pages a page_range chooses from.
+      drawing = path.join(workDir, `drawing.${from}`);
       await fs.link(input, drawing).catch(() => fs.copyFile(input, drawing));
-      await readPdfInfo(this.context.run, drawing, workDir, signal);
+      const info = await readPdfInfo(this.context.run, drawing, workDir, signal);
+      const ranges = pageRangeOption(request.options);
+      run.pdfPage = ranges ? firstSelectedPage(ranges, info.pages) : 1;
     }
-    const result = await this.export(drawing, output, to, workDir, limits.timeoutMs, signal, limits.maxOutputBytes, from === 'dxf');
+    const result = await this.export(drawing, output, to, workDir, { ...run, drawingArea: from === 'dxf' });
     await this.ensureExported(result, output, to);
   }
 
@@ -205,11 +241,15 @@ export class InkscapeEngine implements Engine {
   }
 
   /** One Inkscape run: `drawing` exported as `to`. */
-  private export(drawing: string, output: string, to: string, workDir: string, timeoutMs: number, signal?: AbortSignal, maxOutputBytes?: number, drawingArea = false): Promise<RunResult> {
+  private export(drawing: string, output: string, to: string, workDir: string, how: ExportRun): Promise<RunResult> {
+    const { timeoutMs, signal, maxOutputBytes } = how;
     const kind = to === 'dxf' ? [`--export-extension=${DXF_OUTPUT_EXTENSION}`] : [`--export-type=${to}`];
-    // --export-plain-svg: an SVG without Inkscape's namespaces; --pdf-page: an Illustrator file's first page.
-    const extra = [...(to === 'svg' ? ['--export-plain-svg'] : []), ...(drawingArea ? ['--export-area-drawing'] : [])];
-    const page = drawing.endsWith('.ai') ? ['--pdf-page=1'] : [];
+    // --export-plain-svg: an SVG without Inkscape's namespaces; --pdf-page: which page of a PDF is imported.
+    const extra = [
+      ...(to === 'svg' ? ['--export-plain-svg'] : []), ...(how.drawingArea ? ['--export-area-drawing'] : []),
+      ...(how.textToPath ? ['--export-text-to-path'] : []),
+    ];
+    const page = how.pdfPage ? [`--pdf-page=${how.pdfPage}`] : [];
     return this.context.run(INKSCAPE, [...page, ...kind, ...extra, `--export-filename=./${path.basename(output)}`, `./${path.basename(drawing)}`], {
       cwd: workDir, timeoutMs, ...(signal ? { signal } : {}),
       // Inkscape finds its data and its extensions from its own path, read from /proc/self/exe:

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
-import { MAX_DIMENSION, narrow, numberOption, OPTIONS, pageRangeOption, pageRuns, selectPages, type OptionSpec, type PageRanges } from '../options.ts';
+import { MAX_DIMENSION, narrow, numberOption, OPTIONS, firstSelectedPage, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
 import { MAX_PDF_PAGES, readPageSizes, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
 
@@ -84,7 +84,8 @@ const EDGES: ConversionEdge[] = [
   // a ZIP of pages, which poppler's pdf → zip builds with its own tools; not offered here yet. Not
   // chainable for now: after LibreOffice, pandoc or calibre it would list svg for 56 more document
   // formats, each of which must first be proven by the suites that convert every listed pair.
-  { from: 'pdf', to: 'svg', cost: 2, chainable: false, endsRoute: true, firstPageOnly: true, options: SVG_OPTIONS },
+  // After Ghostscript's PDF of an EPS or a PostScript file it is their SVG (eps → svg, ps → svg).
+  { from: 'pdf', to: 'svg', cost: 2, chainable: false, chainsAfter: ['ghostscript'], endsRoute: true, firstPageOnly: true, options: SVG_OPTIONS },
 ];
 
 /** mutool draw's output format per target. */
@@ -138,7 +139,7 @@ export class MupdfEngine implements Engine {
     const wanted = single && ranges ? Math.min(...ranges.spans.map((span) => span.from)) : 1;
     const { pages, sizes } = request.from === 'pdf' ? await this.measurePdf(request, wanted) : await this.measure(request, wanted);
     if (single) {
-      if (ranges) firstSelected(ranges, pages);
+      if (ranges) firstSelectedPage(ranges, pages);
       const size = sizes.get(wanted);
       if (!size) throw new ConvertdError('corrupt_input', `Page ${wanted} of the document could not be read: check that it is a valid ${request.from.toUpperCase()} file.`);
       checkPageSize(wanted, size);
@@ -231,11 +232,6 @@ export class MupdfEngine implements Engine {
   }
 }
 
-/** Checks that a range selects a page of the document (a range past the end is the client's mistake: invalid_option). */
-function firstSelected(ranges: PageRanges, pageCount: number): void {
-  const first = Math.min(...ranges.spans.map((span) => span.from));
-  if (first > pageCount) selectPages(ranges, pageCount); // throws invalid_option: the range selects no page
-}
 
 function checkPageSize(page: number, size: { width: number; height: number }): void {
   if (size.width > MAX_PAGE_POINTS || size.height > MAX_PAGE_POINTS || !(size.width > 0 && size.height > 0)) {

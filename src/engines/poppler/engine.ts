@@ -12,7 +12,7 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { enumOption, narrow, numberOption, OPTIONS, pageRangeOption, selectPages, MAX_DIMENSION, type OptionSpec, type PageRanges } from '../options.ts';
+import { enumOption, narrow, numberOption, OPTIONS, firstSelectedPage, pageRangeOption, selectPages, MAX_DIMENSION, type OptionSpec } from '../options.ts';
 import { checkPageCount, MAX_PDF_PAGES, readPageSizes, readPdfInfo, type PageSize } from '../support/pdf-info.ts';
 import { pageName, writeZip } from '../support/zip-writer.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
@@ -120,7 +120,7 @@ export class PopplerEngine implements Engine {
     let result;
     if (IMAGE_TARGETS[to]) {
       const ranges = pageRangeOption(request.options);
-      const page = ranges ? firstSelected(ranges, info.pages) : 1;
+      const page = ranges ? firstSelectedPage(ranges, info.pages) : 1;
       const size = page === 1 ? info : await this.pageSize(request, page);
       const root = to === 'webp' ? path.join(workDir, 'page') : output.slice(0, -path.extname(output).length);
       result = await this.renderPage(request, page, size, to, root, output);
@@ -224,12 +224,6 @@ export class PopplerEngine implements Engine {
   }
 }
 
-/** The first page a range selects (without listing them all: a range may say "1-" of 100,000 pages). */
-function firstSelected(ranges: PageRanges, pageCount: number): number {
-  const first = Math.min(...ranges.spans.map((span) => span.from));
-  if (first > pageCount) selectPages(ranges, pageCount); // throws invalid_option: the range selects no page
-  return first;
-}
 
 /**
  * pdftoppm's scale arguments for a page: without a pixel_density, the page at 150 dpi with its
