@@ -226,7 +226,7 @@ test('a PDF without a text layer fails to text and HTML, saying why and what to 
     const { final } = await waitForJob(server.url, await submitOk(server.url, pdf, 'scan.pdf', target), { timeoutMs: 120_000 });
     assert.equal(final.status, 'error', `scan.pdf → ${target} must not end as an empty file presented as done`);
     assert.equal(final.error?.code, 'conversion_failed');
-    assert.match(final.error?.message ?? '', /no text layer \(it is scanned or made of images\): convert it to an image format, or to text once OCR is available/);
+    assert.match(final.error?.message ?? '', /no text layer \(it is scanned or made of images\): send ocr=true to read its pages \(OCR\), or convert it to an image format/);
   }));
   // The same file is a fine source of a picture.
   const { bytes } = await convert(server.url, pdf, 'scan.pdf', 'png');

@@ -6,8 +6,11 @@
 // layer by pdftotext, its picture by pdfimages, its pages by pdfinfo. Without ocr, png → pdf stays
 // img2pdf's picture PDF (no text). `language`: Russian and Greek read in their scripts; unknown,
 // hostile or too many languages refused with 422. Hostile uploads: a TIFF of 2,001 pages, a TIFF
-// whose second page declares a billion pixels, a PNG declaring a huge size, noise. Real scans of
-// the shared corpus's OCR folder with their ground truth (skipped when absent).
+// whose second page declares a billion pixels, a PNG declaring a huge size, noise. Uploaded PDFs:
+// a scan (pages that are pictures, made by Pillow) and a mixed PDF (a scanned page, then a page of
+// real text rsvg-convert set) → txt and pdf with ocr=true (pages with text kept unless
+// skip_text=false), → hocr, a page_range, progress by page, 301 pages refused, a poster page.
+// Real scans of the shared corpus's OCR folder with their ground truth (skipped when absent).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -26,6 +29,10 @@ const SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff'];
 const LINES = ['The quick brown fox jumps', 'over the lazy dog near', 'seven golden bridges'];
 /** The pages of the multi-page TIFF. */
 const TIFF_PAGES = [LINES, ['Hello second page words', 'marble window garden'], ['third page zebra crossing']];
+/** The words of the mixed PDF's second page, real text. */
+const TEXT_PAGE = 'Velvet lanterns hum quietly';
+/** The most pages of a PDF read in one job (src/engines/tesseract/pdf-pages.ts). */
+const MAX_OCR_PAGES = 300;
 /** Share of the drawn words that must come back (case-insensitive). */
 const MIN_RECALL = 0.9;
 /**
@@ -64,6 +71,11 @@ clear.putalpha(clear.getchannel('L').point(lambda v: 255 - v))
 clear.save('clear.png')
 pages = [page(lines) for lines in ${JSON.stringify(TIFF_PAGES)}]
 pages[0].save('pages.tiff', save_all=True, append_images=pages[1:], compression='tiff_lzw')
+# PDFs of pictures only (a scan): two pages, six pages, and one poster-sized page.
+pages[0].save('scan.pdf', save_all=True, append_images=pages[1:2], resolution=150)
+pages[0].save('scan6.pdf', save_all=True, append_images=(pages * 2)[1:], resolution=150)
+pages[0].save('poster.pdf', resolution=5)
+pages[0].save('scan1.pdf', resolution=150)
 pages[0].save('ten.tiff', save_all=True, append_images=pages[1:] + pages * 2 + pages[:1], compression='tiff_lzw')
 page(['Съешь же ещё этих мягких', 'французских булок']).save('russian.png')
 page(['Καλημέρα κόσμε γράμματα']).save('greek.png')
@@ -108,7 +120,12 @@ function craftTiff(pages: ReadonlyArray<{ width: number; height: number }>): Buf
 before(async () => {
   work = await tempDir('convertd-ocr-');
   run('/usr/bin/python3', ['-c', DRAW], work);
-  for (const name of ['words.png', 'words.jpg', 'words.webp', 'words.gif', 'clear.png', 'pages.tiff', 'ten.tiff', 'russian.png', 'greek.png', 'noise.png']) {
+  // A page of real text (rsvg-convert sets it in DejaVu Sans) after the scanned page: mixed.pdf.
+  await fs.writeFile(path.join(work, 'text.svg'), `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="200"><text x="20" y="80" font-family="DejaVu Sans" font-size="28">${TEXT_PAGE}</text></svg>`);
+  run('/usr/bin/rsvg-convert', ['-f', 'pdf', '-o', 'text.pdf', 'text.svg'], work);
+  run('/usr/bin/pdfunite', ['scan1.pdf', 'text.pdf', 'mixed.pdf'], work);
+  run('/usr/bin/pdfunite', [...Array<string>(MAX_OCR_PAGES + 1).fill('scan1.pdf'), 'many.pdf'], work);
+  for (const name of ['words.png', 'words.jpg', 'words.webp', 'words.gif', 'clear.png', 'pages.tiff', 'ten.tiff', 'russian.png', 'greek.png', 'noise.png', 'scan.pdf', 'scan6.pdf', 'poster.pdf', 'mixed.pdf', 'many.pdf']) {
     samples[name] = await fs.readFile(path.join(work, name));
   }
   samples['words.tiff'] = samples['pages.tiff']!;
@@ -322,4 +339,87 @@ test('the shared corpus\'s real scans are read with their ground truth', { skip:
     const score = recall(await fs.readFile(path.join(CORPUS, truth), 'utf8'), text);
     assert.ok(score >= MIN_CORPUS_RECALL, `${scan}: recall ${score.toFixed(3)}`);
   }));
+});
+
+/** The pictures of a PDF, by page (pdfimages -list's page column). */
+function picturesByPage(file: string): number[] {
+  return run('pdfimages', ['-list', file], work).split('\n').slice(2).filter(Boolean).map((line) => Number(line.trim().split(/\s+/)[0]));
+}
+
+test('an uploaded PDF: without ocr its text layer (poppler); with ocr=true its pages without text are read, those with text kept', async () => {
+  const pair = async (target: string) => await (await fetch(`${server.url}/api/formats/pdf/${target}`)).json() as { steps: string[]; options: Array<{ name: string }> };
+  const [txt, pdf, hocr] = await Promise.all(['txt', 'pdf', 'hocr'].map(pair));
+  assert.deepEqual(txt!.steps, ['poppler']);
+  for (const name of ['ocr', 'language', 'skip_text', 'page_range']) assert.ok(txt!.options.some((option) => option.name === name), `pdf → txt takes ${name}`);
+  assert.deepEqual(pdf!.steps, ['ghostscript']);
+  assert.deepEqual(hocr!.steps, ['tesseract']);
+  const original = run('pdftotext', ['-f', '2', '-l', '2', path.join(work, 'mixed.pdf'), '-'], work);
+  assert.match(original, new RegExp(TEXT_PAGE));
+
+  const [plain, read, searchable, redone] = await Promise.all([
+    job('mixed.pdf', 'txt'),
+    job('mixed.pdf', 'txt', { ocr: 'true' }),
+    job('mixed.pdf', 'pdf', { ocr: 'true' }),
+    job('mixed.pdf', 'pdf', { ocr: 'true', skip_text: 'false' }),
+  ]);
+  // Without ocr: the text layer only, the scanned page empty.
+  const plainPages = (await fs.readFile(plain.file!, 'utf8')).split('\f');
+  assert.equal(plainPages[0]!.trim(), '');
+  assert.match(plainPages[1]!, new RegExp(TEXT_PAGE));
+  // With ocr: the scanned page read, the text page's own text.
+  const readPages = (await fs.readFile(read.file!, 'utf8')).split('\f');
+  assert.ok(recall(LINES.join(' '), readPages[0]!) >= MIN_RECALL, `page 1 read: ${JSON.stringify(readPages[0])}`);
+  assert.equal(readPages[1], original.split('\f')[0], 'page 2 keeps its own text, as pdftotext reads it');
+  // The searchable PDF: page 1 a picture with its text over it, page 2 the page it was (no picture).
+  assert.match(run('pdfinfo', [searchable.file!], work), /^Pages:\s+2$/m);
+  assert.ok(recall(LINES.join(' '), run('pdftotext', ['-f', '1', '-l', '1', searchable.file!, '-'], work)) >= MIN_RECALL, 'page 1 is searchable');
+  assert.equal(run('pdftotext', ['-f', '2', '-l', '2', searchable.file!, '-'], work), original, 'page 2 keeps its text');
+  assert.deepEqual(picturesByPage(searchable.file!), [1], 'a picture on page 1 only');
+  // skip_text=false: both pages drawn and read again.
+  assert.deepEqual(picturesByPage(redone.file!), [1, 2], 'both pages are pictures');
+  assert.ok(recall(TEXT_PAGE, run('pdftotext', ['-f', '2', '-l', '2', redone.file!, '-'], work)) >= 0.75, 'page 2 read again');
+  // ocr=false is the route without the option: refused.
+  const refused = await submitJob(samples['mixed.pdf']!, 'mixed.pdf', 'txt', { ocr: 'false' });
+  assert.equal(refused.status, 422);
+  assert.equal((await refused.json() as { error: { option?: string } }).error.option, 'ocr');
+});
+
+test('a scanned PDF → hocr reads every page; a page_range chooses the pages read; progress rises page by page', async () => {
+  const [hocr, second] = await Promise.all([job('scan.pdf', 'hocr'), job('scan.pdf', 'txt', { ocr: 'true', page_range: '2' })]);
+  const pages = parseHocr(hocr.file!);
+  assert.equal(pages.length, 2);
+  assert.ok(recall(LINES.join(' '), pages[0]!.words.map((word) => word.text).join(' ')) >= MIN_RECALL, 'page 1 words');
+  assert.ok(recall(TIFF_PAGES[1]!.join(' '), pages[1]!.words.map((word) => word.text).join(' ')) >= MIN_RECALL, 'page 2 words');
+  const text = await fs.readFile(second.file!, 'utf8');
+  assert.ok(recall(TIFF_PAGES[1]!.join(' '), text) >= MIN_RECALL, `page 2 only: ${JSON.stringify(text)}`);
+  assert.ok(recall(LINES.join(' '), text) < 0.2, 'not page 1');
+  const response = await submitJob(samples['scan6.pdf']!, 'scan6.pdf', 'txt', { ocr: 'true' });
+  const { job_id: jobId } = await response.json() as { job_id: string };
+  const { final, seen } = await waitForJob(server.url, jobId, { intervalMs: 50, timeoutMs: 300_000 });
+  assert.equal(final.status, 'done', JSON.stringify(final.error));
+  const between = new Set(seen.filter((record) => record.status === 'running' && (record.progress ?? 0) > 0 && (record.progress ?? 0) < 100).map((record) => record.progress));
+  assert.ok(between.size >= 3, `progress seen: ${seen.map((record) => record.progress).join(' ')}`);
+  assert.equal((await download(server.url, final.download_url!)).bytes.toString('utf8').split('\f').filter((page) => page.trim()).length, 6, 'six pages of text');
+});
+
+test(`a PDF of more than ${MAX_OCR_PAGES} pages is refused for OCR unless a page_range chooses fewer; a poster-sized page is read at a lower resolution`, async () => {
+  const [many, chosen, poster] = await Promise.all([
+    job('many.pdf', 'txt', { ocr: 'true' }),
+    job('many.pdf', 'txt', { ocr: 'true', page_range: '301' }),
+    job('poster.pdf', 'txt', { ocr: 'true' }),
+  ]);
+  assert.equal(many.final.error?.code, 'input_too_complex', JSON.stringify(many.final.error));
+  assert.match(many.final.error!.message, /page_range/);
+  assert.equal(chosen.final.status, 'done', JSON.stringify(chosen.final.error));
+  assert.ok(recall(LINES.join(' '), await fs.readFile(chosen.file!, 'utf8')) >= MIN_RECALL, 'page 301 read');
+  // 180 × 54 inches (a picture at 5 dpi): drawn at 32 dpi to stay within the pixel cap, its (huge) letters read.
+  assert.equal(poster.final.status, 'done', JSON.stringify(poster.final.error));
+  assert.ok(recall(LINES.join(' '), await fs.readFile(poster.file!, 'utf8')) >= 0.6, 'the poster is read');
+});
+
+test('the shared corpus\'s scanned PDF is read with its ground truth', { skip: !existsSync(path.join(CORPUS, 'ocrmypdf-linn-scan.pdf')) && 'no shared corpus' }, async () => {
+  const upload = await fs.readFile(path.join(CORPUS, 'ocrmypdf-linn-scan.pdf'));
+  const text = await fs.readFile(await converted('ocrmypdf-linn-scan.pdf', 'txt', { ocr: 'true' }, upload), 'utf8');
+  const score = recall(await fs.readFile(path.join(CORPUS, 'ocrmypdf-linn-scan.gt.txt'), 'utf8'), text);
+  assert.ok(score >= MIN_CORPUS_RECALL, `recall ${score.toFixed(3)}`);
 });

@@ -29,7 +29,7 @@ const DJVUSED = '/usr/bin/djvused';
 const PDF_QUALITY = 85;
 
 /** The job error for a DjVu whose pages hold no text at all. */
-const NO_TEXT_LAYER = 'This DjVu has no text layer (its pages are pictures only): convert it to pdf, tiff or png, or to text once OCR is available.';
+const NO_TEXT_LAYER = 'This DjVu has no text layer (its pages are pictures only): convert it to pdf and that PDF to txt with ocr=true (OCR), or convert it to pdf, tiff or png.';
 
 /** A tiny page for the start-up probe: 32 × 16 bitonal stripes (cjb2) and the text layer "probe" (djvused set-txt). */
 const PROBE_SAMPLE = 'QVQmVEZPUk0AAABUREpWVUlORk8AAAAKACAAEBgALAEWAVNqYnoAAAANg+pJFNwLsiKc4J3EvwBUWFR6AAAAIP//0og/UkYUK7irdmMkm1g7N04K3Z25wuqzckK49nOv';

@@ -27,7 +27,7 @@ const MAX_RENDER_SIDE = 5000;
 const MAX_PAGE_POINTS = 14_400;
 
 /** The job error for a document whose pages hold no text at all. */
-const NO_TEXT = 'This document has no text (its pages are pictures or drawings only): convert it to pdf, png or svg, or to text once OCR is available.';
+const NO_TEXT = 'This document has no text (its pages are pictures or drawings only): convert it to pdf and that PDF to txt with ocr=true (OCR), or convert it to pdf, png or svg.';
 
 /**
  * What MuPDF says of a document (mutool run): "pages N", then "page P x0 y0 x1 y1" (points) for

@@ -12,7 +12,7 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { enumOption, narrow, numberOption, OPTIONS, firstSelectedPage, pageRangeOption, selectPages, MAX_DIMENSION, type OptionSpec } from '../options.ts';
+import { enumOption, firstSelectedPage, MAX_DIMENSION, narrow, numberOption, OPTIONS, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
 import { checkPageCount, MAX_PDF_PAGES, readPageSizes, readPdfInfo, type PageSize } from '../support/pdf-info.ts';
 import { pageName, writeZip } from '../support/zip-writer.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
@@ -27,7 +27,7 @@ const RENDER_DPI = 150;
 const MAX_RENDER_SIDE = 5000;
 
 /** The job error for a PDF whose pages hold no text at all. */
-const NO_TEXT_LAYER = 'This PDF has no text layer (it is scanned or made of images): convert it to an image format, or to text once OCR is available.';
+const NO_TEXT_LAYER = 'This PDF has no text layer (it is scanned or made of images): send ocr=true to read its pages (OCR), or convert it to an image format.';
 
 /** How much of an output is read at a time when looking for its first letter or digit. */
 const SCAN_CHUNK = 64 * 1024;
@@ -48,6 +48,9 @@ const IMAGE_OPTIONS: readonly OptionSpec[] = [
   narrow(OPTIONS.page_range, { description: 'Which page becomes the image, 1-based: the first page of the range ("3", or "3-5": page 3). Default: page 1.' }),
   PIXEL_DENSITY,
 ];
+
+/** Which pages' text: also what keeps a page_range alone off Tesseract's dearer pdf → txt (its OCR). */
+const TEXT_PAGES = narrow(OPTIONS.page_range, { description: 'Which pages\' text, 1-based: "2", "1-3,5", "4-" (from 4 to the end). Default: all.' });
 
 /** The options of a ZIP of pages. */
 const ZIP_OPTIONS: readonly OptionSpec[] = [
@@ -77,7 +80,7 @@ const EDGES: ConversionEdge[] = [
   { from: 'ai', to: 'png', cost: 2, chainable: false, options: IMAGE_OPTIONS },
   // Text and HTML of a PDF make sense for an uploaded PDF only: chained after an image → PDF step
   // they would be empty.
-  { from: 'pdf', to: 'txt', cost: 2, chainable: false },
+  { from: 'pdf', to: 'txt', cost: 2, chainable: false, options: [TEXT_PAGES] },
   { from: 'pdf', to: 'html', cost: 3, chainable: false },
 ];
 
@@ -125,16 +128,27 @@ export class PopplerEngine implements Engine {
       const root = to === 'webp' ? path.join(workDir, 'page') : output.slice(0, -path.extname(output).length);
       result = await this.renderPage(request, page, size, to, root, output);
     } else if (to === 'txt') {
-      checkPageCount(info);
-      result = await run(PDFTOTEXT, ['-enc', 'UTF-8', '-f', '1', '-l', String(info.pages), source, output]);
+      const ranges = pageRangeOption(request.options);
+      if (!ranges) checkPageCount(info);
+      // Each run of consecutive pages in turn, appended: pdftotext takes one first and last page.
+      const runs = ranges ? pageRuns(selectPages(ranges, info.pages)) : [{ first: 1, last: info.pages }];
+      const part = `${output}.part`;
+      for (const [index, { first, last }] of runs.entries()) {
+        result = await run(PDFTOTEXT, ['-enc', 'UTF-8', '-f', String(first), '-l', String(last), source, index === 0 ? output : part]);
+        if (result.exitCode !== 0) break;
+        if (index > 0) {
+          await fs.appendFile(output, await fs.readFile(part));
+          await fs.rm(part, { force: true });
+        }
+      }
     } else {
       checkPageCount(info);
       // -s: one complete page; -i: no image files (the result is one file); -noframes: no frameset.
       const root = output.slice(0, -path.extname(output).length);
       result = await run(PDFTOHTML, ['-q', '-s', '-i', '-noframes', '-f', '1', '-l', String(info.pages), source, root]);
     }
-    if (result.exitCode !== 0) {
-      throw new ConvertdError('corrupt_input', `poppler could not read the PDF (${lastErrorLine(result.stderr) || `exit ${result.exitCode}`}).`);
+    if (!result || result.exitCode !== 0) {
+      throw new ConvertdError('corrupt_input', `poppler could not read the PDF (${lastErrorLine(result?.stderr ?? '') || `exit ${result?.exitCode}`}).`);
     }
     if ((to === 'txt' || to === 'html') && !await holdsText(output, to === 'html')) throw new ConvertdError('conversion_failed', NO_TEXT_LAYER);
   }

@@ -1,6 +1,7 @@
 // OCR with Tesseract 5: an image's text as plain text (txt) or as hOCR (the words with their
 // boxes, XHTML), and the searchable PDF (the picture with an invisible text layer), asked for as
-// target pdf with option ocr=true.
+// target pdf with option ocr=true. An uploaded PDF likewise (pdf-pages.ts): its pages drawn by
+// pdftoppm, those without text read (skip_text), txt and pdf with ocr=true, hocr always.
 //
 // Which decoder reads the upload: leptonica (inside tesseract) reads only TIFF, for its pages,
 // after the pages and each page's declared size were read here from the TIFF's directories
@@ -27,9 +28,14 @@
 // one to a few seconds more. The start is a small share of a page's recognition: no warm pool.
 // OMP_THREAD_LIMIT=1: tesseract's OpenMP threads would otherwise take every core for one job.
 //
-// Left: page_range (tesseract reads a TIFF's pages all or one, tessedit_page_number), pdf → txt
-// through page pictures (ocrmypdf's work; ocrmypdf is not used), BMP and the other raster
-// formats (convert to png first).
+// A PDF's routes. pdf → txt and pdf → pdf take ocr (refused when false, as above), language,
+// page_range and skip_text; poppler's pdf → txt (the text layer) and Ghostscript's pdf → pdf are
+// cheaper and take page_range too, so without ocr, language or skip_text a job stays theirs.
+// pdf → hocr is Tesseract's alone. All three for the uploaded PDF only: a document made a PDF
+// by another engine has its text already.
+//
+// Left: page_range for images (tesseract reads a TIFF's pages all or one, tessedit_page_number),
+// BMP and the other raster formats (convert to png first).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
@@ -38,6 +44,7 @@ import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, narrow, OPTIONS, OptionError, type StepOptions, type StringSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
+import { MAX_OCR_PAGES, readPdfPages } from './pdf-pages.ts';
 import { MAX_TIFF_PAGES, readTiffPages } from './tiff-pages.ts';
 
 const TESSERACT = '/usr/bin/tesseract';
@@ -100,11 +107,27 @@ function ocrMustBeTrue(options: StepOptions): void {
 /** The formats read as uploads (all but tiff through sharp's PNG first). */
 const TEXT_SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff'];
 
+const PDF_OCR_OPTION = narrow(OPTIONS.ocr, {
+  description: 'true: read the text of the pages that have none (OCR; skip_text) and give it with the others\'. Without it, a PDF\'s text is its text layer (poppler), and its PDF is Ghostscript\'s.',
+});
+const PDF_PAGES = narrow(OPTIONS.page_range, { description: `Which pages of the PDF are read and kept, 1-based: "2", "1-3,5", "4-" (from 4 to the end). Default: all, up to ${MAX_OCR_PAGES} in one job.` });
+
+/** ocr=false on a PDF's route would OCR nothing: refused, as for an image's searchable PDF. */
+function pdfOcrMustBeTrue(options: StepOptions): void {
+  if (booleanOption(options, 'ocr') !== false) return;
+  throw new ConvertdError('invalid_option', 'Option "ocr": false is what the conversion does without it (the PDF\'s own text layer): leave the option out, or send ocr=true to read the pages that have no text.', { option: 'ocr', reason: 'false is the default route: leave the option out', values: [true] });
+}
+
 export function tesseractEdges(languages: readonly string[]): ConversionEdge[] {
   const language = languageOption(languages);
   const text = TEXT_SOURCES.flatMap((from) => ['txt', 'hocr'].map((to): ConversionEdge => ({ from, to, cost: 6, chainable: false, options: [language] })));
   const pdf = TEXT_SOURCES.map((from): ConversionEdge => ({ from, to: 'pdf', cost: 8, options: [OCR_OPTION, language], checkOptions: ocrMustBeTrue }));
-  return [...text, ...pdf];
+  const ofPdf: ConversionEdge[] = [
+    { from: 'pdf', to: 'txt', cost: 8, chainable: false, options: [PDF_OCR_OPTION, language, PDF_PAGES, OPTIONS.skip_text], checkOptions: pdfOcrMustBeTrue },
+    { from: 'pdf', to: 'pdf', cost: 8, chainable: false, options: [PDF_OCR_OPTION, language, PDF_PAGES, OPTIONS.skip_text], checkOptions: pdfOcrMustBeTrue },
+    { from: 'pdf', to: 'hocr', cost: 8, chainable: false, options: [language, PDF_PAGES] },
+  ];
+  return [...text, ...pdf, ...ofPdf];
 }
 
 export class TesseractEngine implements Engine {
@@ -128,13 +151,18 @@ export class TesseractEngine implements Engine {
     return this.declared;
   }
 
-  /** The languages found are the probe's fact; the edges (their `language` option) are built from them. */
+  /** Whether pdftoppm ran at the probe (a PDF's edges are offered only then). */
+  private readsPdf = false;
+
+  /** The languages found and whether PDFs are read are the probe's facts; the edges (their `language` option) are built from them. */
   readonly probeMemory = {
-    found: (): unknown => ({ languages: this.languages }),
+    found: (): unknown => ({ languages: this.languages, readsPdf: this.readsPdf }),
     restore: async (facts: unknown): Promise<readonly ConversionEdge[] | undefined> => {
-      const languages = (facts as { languages?: unknown } | undefined)?.languages;
+      const { languages, readsPdf } = (facts ?? {}) as { languages?: unknown; readsPdf?: unknown };
       if (!Array.isArray(languages) || !languages.every((code) => typeof code === 'string' && CODE.test(code)) || !languages.includes(DEFAULT_LANGUAGE)) return undefined;
-      return this.useLanguages(languages as string[]);
+      if (typeof readsPdf !== 'boolean') return undefined;
+      this.readsPdf = readsPdf;
+      return this.useLanguages(languages as string[]).filter((edge) => edge.from !== 'pdf' || readsPdf);
     },
   };
 
@@ -160,7 +188,10 @@ export class TesseractEngine implements Engine {
       if (/class=.ocrx_word[^>]*>probe</i.test(await read('probe.hocr'))) works.add('hocr');
       if ((await read('probe.pdf')).startsWith('%PDF-')) works.add('pdf');
       if (works.size === 0) throw new Error('tesseract read nothing of the probe picture');
-      return this.useLanguages(languages).filter((edge) => works.has(edge.to));
+      // A PDF's pages are drawn by poppler's pdftoppm: without it, no PDF is read.
+      const poppler = await run('/usr/bin/pdftoppm', ['-v'], options);
+      this.readsPdf = /version/i.test(poppler.stderr);
+      return this.useLanguages(languages).filter((edge) => works.has(edge.to) && (edge.from !== 'pdf' || this.readsPdf));
     });
   }
 
@@ -179,6 +210,17 @@ export class TesseractEngine implements Engine {
     const codes = language.split('+');
     if (!codes.every((code) => this.languages.includes(code))) {
       throw new ConvertdError('invalid_option', `Option "language": "${language}" is not installed here (${this.languages.join(', ')}).`, { option: 'language', reason: 'not installed' });
+    }
+    if (from === 'pdf') {
+      return readPdfPages(request, this.context.run, (list, base, config, onPage) => this.context.run(TESSERACT, [`./${path.basename(list)}`, `./${path.basename(base)}`, '-l', codes.join('+'), config], {
+        cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: { OMP_THREAD_LIMIT: '1' },
+        limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+        // "Page 2 : ./ocr-page-7.png" as it starts a listed picture (counted from 0 in 5.3).
+        onStderrLine: (line) => {
+          const started = /^Page (\d+) : /.exec(line.trim());
+          if (started) onPage(Number(started[1]));
+        },
+      }));
     }
     let source = request.input;
     let pages = 1;
