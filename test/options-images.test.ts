@@ -302,7 +302,12 @@ describe('same-format targets', () => {
     for (const id of ['heic', 'jxl', 'jp2', 'bmp', 'ico', 'tga', 'pcx', 'ppm', 'pgm', 'pbm', 'xpm', 'png', 'jpg']) {
       assert.ok(catalogue.find((f) => f.id === id)?.targets.includes(id), `${id} → ${id}`);
     }
-    assert.ok(!catalogue.find((f) => f.id === 'svg')?.targets.includes('svg'), 'no option would make svg → svg useful');
+    // svg → svg is Inkscape's plain SVG (vector-formats.test.ts), not a raster engine's: it takes
+    // no raster option. A DXF lists no such target (Inkscape would write outlines only).
+    const plain = await (await fetch(`${server.url}/api/formats/svg/svg`)).json() as { steps: string[]; options: Array<{ name: string }> };
+    assert.deepEqual(plain.steps, ['inkscape']);
+    assert.deepEqual(plain.options.map((o) => o.name), ['text_to_path']);
+    assert.ok(!catalogue.find((f) => f.id === 'dxf')?.targets.includes('dxf'), 'no dxf → dxf');
   });
   test('an icon is at most 256 px: a larger width is refused at submission', async () => {
     const options = await pairOptions('ico', 'ico');

@@ -14,7 +14,9 @@
 //    ligatures of a font embedded without a Unicode map ("this f le", issue #31), where those draw
 //    the embedded glyphs. Inkscape never reads EPS, PS or PostScript-era AI itself (it would start
 //    Ghostscript outside our -dSAFER arguments).
-// emf, wmf, cdr and vsd stay LibreOffice's. Compared on the shared corpus's three EMF and three
+// emf, wmf, cdr and vsd → pdf, png, svg stay LibreOffice's; Inkscape adds emf and wmf → each
+// other, eps, ps and dxf, which LibreOffice does not write (cdr and vsd are read only by the
+// corpus's files here, so they stay LibreOffice's alone). Compared on the shared corpus's three EMF and three
 // WMF files (both to PNG): Inkscape drew five of them as LibreOffice does, only framed to the
 // drawing rather than set on a page, and wrote nothing for the sixth (poi-60677.wmf, a table
 // LibreOffice draws); no drawing was better, so moving those pairs would only lose one. cdr and
@@ -48,6 +50,7 @@ import { readPdfInfo } from '../support/pdf-info.ts';
 import { fileStart } from '../support/file-start.ts';
 import { selfContainedSvg } from '../support/svg-references.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { wmfForInkscape } from './wmf-fonts.ts';
 
 const INKSCAPE = '/usr/bin/inkscape';
 const PYTHON = '/usr/bin/python3';
@@ -94,6 +97,10 @@ const EDGES: ConversionEdge[] = [
   ...['pdf', 'ai'].flatMap((from) => ['emf', 'wmf', 'dxf'].map((to): ConversionEdge => ({
     ...edge(from, to), firstPageOnly: true, options: [DRAWING_PAGE], ...(from === 'pdf' ? { chainsAfter: ['ghostscript'] } : {}),
   }))),
+  // A metafile to the vector formats LibreOffice does not write (its emf and wmf → pdf, png, svg
+  // stay LibreOffice's: see above).
+  ...['wmf', 'eps', 'ps', 'dxf'].map((to) => edge('emf', to)),
+  ...['emf', 'eps', 'ps', 'dxf'].map((to) => edge('wmf', to)),
   // An SVG to itself: plain (without Inkscape's and Sodipodi's namespaces) and self-contained
   // (support/svg-references.ts), its text outlined on request.
   { from: 'svg', to: 'svg', cost: 2, options: [OPTIONS.text_to_path] },
@@ -152,10 +159,14 @@ export class InkscapeEngine implements Engine {
         await fs.copyFile(path.join(dir, 'probe.pdf'), path.join(dir, 'probe.ai'));
         if (await attempt('probe.ai', 'svg', 'from-ai')) works.add('ai-import');
       }
+      // The metafiles it wrote, read back: each to the other.
+      if (works.has('emf') && await attempt('probe.emf', 'wmf', 'from-emf')) works.add('emf-import');
+      if (works.has('wmf') && await attempt('probe.wmf', 'emf', 'from-wmf')) works.add('wmf-import');
       const passes = (e: ConversionEdge) => {
         const exported = ['pdf', 'png', 'eps', 'ps', 'svg'].includes(e.to) ? works.has('pdf') : works.has(e.to);
         if (e.from === 'dxf') return works.has('dxf-import') && exported;
         if (e.from === 'ai' || e.from === 'pdf') return works.has('ai-import') && exported;
+        if (e.from === 'emf' || e.from === 'wmf') return works.has(`${e.from}-import`) && exported;
         return exported;
       };
       const passed = EDGES.filter(passes);
@@ -187,6 +198,13 @@ export class InkscapeEngine implements Engine {
         if (size) checkPixels(size.width, size.height, limits.maxImagePixels);
         request.onProgress(0.7);
       }
+    } else if (from === 'emf' || from === 'wmf') {
+      // Inkscape chooses its metafile import by the name. A metafile names no other file, and
+      // every target here is vector: nothing is drawn at the drawing's own size. A WMF's fonts
+      // are checked and its face names made ASCII first (wmf-fonts.ts: a loop and wrong letters).
+      drawing = path.join(workDir, `drawing.${from}`);
+      if (from === 'wmf') await fs.writeFile(drawing, wmfForInkscape(await fs.readFile(input)), { mode: 0o644 });
+      else await fs.link(input, drawing).catch(() => fs.copyFile(input, drawing));
     } else {
       // pdf and ai: Inkscape chooses its PDF import by the name; pdfinfo refuses what is no PDF
       // first, and counts the pages a page_range chooses from.
