@@ -87,6 +87,18 @@ function python(args: string[]): Promise<string> {
   });
 }
 
+/**
+ * LibreOffice Draw's EMF or WMF of an SVG in the work directory (not Inkscape's): a profile of its
+ * own per target, so that two run side by side.
+ */
+async function libreOfficeMetafile(svg: string, target: string): Promise<Buffer> {
+  const outdir = path.join(work, `${path.basename(svg, '.svg')}-${target}`);
+  await new Promise<void>((resolve, reject) => {
+    execFile('/usr/bin/soffice', [`-env:UserInstallation=file://${work}/profile-${target}`, '--headless', '--convert-to', target, '--outdir', outdir, path.join(work, svg)], { env: toolEnv, timeout: 180_000 }, (error) => (error ? reject(error) : resolve()));
+  });
+  return fs.readFile(path.join(outdir, `${path.basename(svg, '.svg')}.${target}`));
+}
+
 before(async () => {
   server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
   catalogue = await fetchCatalogue(server.url);
@@ -102,11 +114,9 @@ before(async () => {
   samples.ps = tool('/usr/bin/rsvg-convert', ['-f', 'ps', 'sample.svg']);
   // EMF and WMF of the SVG written by LibreOffice (Draw's export), not by Inkscape: each soffice
   // with a profile of its own, so that the two run side by side.
-  await Promise.all(['emf', 'wmf'].map((target) => new Promise<void>((resolve, reject) => {
-    execFile('/usr/bin/soffice', [`-env:UserInstallation=file://${work}/profile-${target}`, '--headless', '--convert-to', target, '--outdir', `${work}/${target}`, path.join(work, 'sample.svg')], { env: toolEnv, timeout: 180_000 }, (error) => (error ? reject(error) : resolve()));
-  })));
-  samples.emf = await fs.readFile(path.join(work, 'emf', 'sample.emf'));
-  samples.wmf = await fs.readFile(path.join(work, 'wmf', 'sample.wmf'));
+  const [emf, wmf] = await Promise.all(['emf', 'wmf'].map((target) => libreOfficeMetafile('sample.svg', target)));
+  samples.emf = emf!;
+  samples.wmf = wmf!;
 });
 after(async () => {
   await server?.stop();
@@ -378,11 +388,8 @@ test('a PNG of a huge DXF drawing is refused before it is drawn; a huge Illustra
 
 test('a metafile\'s Cyrillic and Chinese text: an EMF\'s keeps its letters; a WMF font named in Shift-JIS converts; a WMF\'s text in those code pages is refused, saying so', async () => {
   await fs.writeFile(path.join(work, 'scripts.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="100"><text x="10" y="40" font-family="DejaVu Sans" font-size="24">Съешь мягких булок</text><text x="10" y="80" font-family="Noto Sans CJK JP" font-size="24">日本語の文章</text></svg>');
-  const written: Record<string, Buffer> = {};
-  await Promise.all(['emf', 'wmf'].map((target) => new Promise<void>((resolve, reject) => {
-    execFile('/usr/bin/soffice', [`-env:UserInstallation=file://${work}/profile-${target}`, '--headless', '--convert-to', target, '--outdir', `${work}/scripts-${target}`, path.join(work, 'scripts.svg')], { env: toolEnv, timeout: 180_000 }, (error) => (error ? reject(error) : resolve()));
-  })));
-  for (const target of ['emf', 'wmf']) written[target] = await fs.readFile(path.join(work, `scripts-${target}`, 'scripts.' + target));
+  const [emf, wmf] = await Promise.all(['emf', 'wmf'].map((target) => libreOfficeMetafile('scripts.svg', target)));
+  const written = { emf: emf!, wmf: wmf! };
   // The EPS of the EMF, drawn by Ghostscript (at 100 dpi: Tesseract's Japanese model misreads the
   // line at 200) and read back by Tesseract: both lines' letters.
   const eps = await converted(written.emf!, 'scripts.emf', 'eps');
