@@ -14,7 +14,7 @@ import { checkDjvuStructure, MAX_DJVU_PAGES, readDjvuFile, type DjvuPageSize } f
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { MAX_DIMENSION, narrow, numberOption, OPTIONS, firstSelectedPage, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
+import { MAX_DIMENSION, narrow, numberOption, firstSelectedPage, OPTIONS, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
 
 const DDJVU = '/usr/bin/ddjvu';
@@ -200,7 +200,6 @@ export class DjvulibreEngine implements Engine {
     }
   }
 }
-
 
 /**
  * ddjvu's scale argument for a pixel_density: the resolution itself (-scale is dots per inch,

@@ -97,7 +97,6 @@ const EDGES: ConversionEdge[] = [
 /** The formats whose uploads gs reads as PDF (the rest are PostScript programs). */
 const READ_AS_PDF = new Set(['pdf', 'ai']);
 
-
 /** Ghostscript's edges: those from PDF always; from EPS and PostScript only where gs turned the probe's program into a page. */
 function ghostscriptEdges(readsPostScript: boolean): readonly ConversionEdge[] {
   return readsPostScript ? EDGES : EDGES.filter((edge) => READ_AS_PDF.has(edge.from));

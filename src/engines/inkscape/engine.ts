@@ -18,12 +18,13 @@
 // other, eps, ps and dxf, which LibreOffice does not write (cdr and vsd are read only by the
 // corpus's files here, so they stay LibreOffice's alone). Compared on the shared corpus's three EMF and three
 // WMF files (both to PNG): Inkscape drew five of them as LibreOffice does, only framed to the
-// drawing rather than set on a page, and wrote nothing for the sixth (poi-60677.wmf, a table
-// LibreOffice draws); no drawing was better, so moving those pairs would only lose one. cdr and
+// drawing rather than set on a page, and looped on the sixth (poi-60677.wmf, a Japanese table
+// LibreOffice draws: wmf-fonts.ts has why); no drawing was better, so moving those pairs would
+// only lose one. cdr and
 // vsd: Inkscape 1.2 reads them through the same libcdr and libvisio as LibreOffice.
 //
-// Every edge is unchainable (but for the pdf ones after Ghostscript): each makes sense for the file uploaded, and chained ones would add
-// a dozen pairs of other formats through svg (a PDF → svg → wmf) that no one asked for and that
+// Every edge is unchainable (but the pdf ones may follow Ghostscript): each makes sense for the
+// file uploaded, and chained ones would add a dozen pairs of other formats through svg (a PDF → svg → wmf) that no one asked for and that
 // another engine's svg may not carry well.
 //
 // Hostile input (docs/security.md#inkscape): an SVG is made self-contained first
@@ -82,7 +83,6 @@ interface ExportRun {
 
 /** The page of a PDF (or an Illustrator file) that becomes the drawing. */
 const DRAWING_PAGE = narrow(OPTIONS.page_range, { description: 'Which page becomes the drawing, 1-based: the first page of the range ("3", or "3-5": page 3). Default: page 1.' });
-
 
 // Cost 2: a slow program's start (about half a second), dearer than rsvg's 1 where both could.
 const edge = (from: string, to: string): ConversionEdge => ({ from, to, cost: 2, chainable: false });

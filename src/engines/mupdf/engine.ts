@@ -14,7 +14,7 @@ import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
-import { MAX_DIMENSION, narrow, numberOption, OPTIONS, firstSelectedPage, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
+import { MAX_DIMENSION, narrow, numberOption, firstSelectedPage, OPTIONS, pageRangeOption, pageRuns, selectPages, type OptionSpec } from '../options.ts';
 import { MAX_PDF_PAGES, readPageSizes, readPdfInfo } from '../support/pdf-info.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
 
@@ -231,7 +231,6 @@ export class MupdfEngine implements Engine {
     }
   }
 }
-
 
 function checkPageSize(page: number, size: { width: number; height: number }): void {
   if (size.width > MAX_PAGE_POINTS || size.height > MAX_PAGE_POINTS || !(size.width > 0 && size.height > 0)) {

@@ -238,7 +238,6 @@ export class PopplerEngine implements Engine {
   }
 }
 
-
 /**
  * pdftoppm's scale arguments for a page: without a pixel_density, the page at 150 dpi with its
  * longest side at most MAX_RENDER_SIDE (as before options existed); with one, exactly that

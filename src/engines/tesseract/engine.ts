@@ -212,14 +212,10 @@ export class TesseractEngine implements Engine {
       throw new ConvertdError('invalid_option', `Option "language": "${language}" is not installed here (${this.languages.join(', ')}).`, { option: 'language', reason: 'not installed' });
     }
     if (from === 'pdf') {
-      return readPdfPages(request, this.context.run, (list, base, config, onPage) => this.context.run(TESSERACT, [`./${path.basename(list)}`, `./${path.basename(base)}`, '-l', codes.join('+'), config], {
-        cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: { OMP_THREAD_LIMIT: '1' },
-        limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
-        // "Page 2 : ./ocr-page-7.png" as it starts a listed picture (counted from 0 in 5.3).
-        onStderrLine: (line) => {
-          const started = /^Page (\d+) : /.exec(line.trim());
-          if (started) onPage(Number(started[1]));
-        },
+      // "Page 2 : ./ocr-page-7.png" as it starts a listed picture (counted from 0 in 5.3).
+      return readPdfPages(request, this.context.run, (list, base, config, onPage) => this.tesseract(request, list, base, codes, config, (line) => {
+        const started = /^Page (\d+) : /.exec(line.trim());
+        if (started) onPage(Number(started[1]));
       }));
     }
     let source = request.input;
@@ -235,13 +231,9 @@ export class TesseractEngine implements Engine {
     const written = `${base}.${target.extension}`;
     try {
       let done = 0;
-      const result = await this.context.run(TESSERACT, [`./${path.basename(source)}`, `./${path.basename(base)}`, '-l', codes.join('+'), target.config], {
-        cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: { OMP_THREAD_LIMIT: '1' },
-        limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
-        // "Page 2" when it starts a TIFF's second page: the first is done.
-        onStderrLine: (line) => {
-          if (/^Page \d+$/.test(line.trim()) && pages > 1) request.onProgress(0.05 + 0.95 * done++ / pages);
-        },
+      // "Page 2" when it starts a TIFF's second page: the first is done.
+      const result = await this.tesseract(request, source, base, codes, target.config, (line) => {
+        if (/^Page \d+$/.test(line.trim()) && pages > 1) request.onProgress(0.05 + 0.95 * done++ / pages);
       });
       if (result.exitCode !== 0) {
         const detail = failureOf(result.stderr);
@@ -255,6 +247,16 @@ export class TesseractEngine implements Engine {
       await fs.rm(written, { force: true });
       if (source !== request.input) await fs.rm(source, { force: true });
     }
+  }
+
+  /** One tesseract run in the job's directory: `source` (a picture, or a list of them) read into `<base>.<config>`. */
+  private tesseract(request: ConvertRequest, source: string, base: string, codes: readonly string[], config: string, onStderrLine: (line: string) => void) {
+    const { workDir, limits, signal } = request;
+    return this.context.run(TESSERACT, [`./${path.basename(source)}`, `./${path.basename(base)}`, '-l', codes.join('+'), config], {
+      cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: { OMP_THREAD_LIMIT: '1' },
+      limits: { fileSizeBytes: limits.maxOutputBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE },
+      onStderrLine,
+    });
   }
 }
 
