@@ -148,7 +148,8 @@ describe('document and PDF options', { timeout: 900_000 }, () => {
       return new Map(body.options.map((option) => [option.name, option]));
     };
     const pdfToPdf = await options('pdf', 'pdf');
-    assert.deepEqual([...pdfToPdf.keys()].sort(), ['compress', 'page_range', 'pdf_a']);
+    // pdf → pdf is Ghostscript's (pages, PDF/A, compress) or, with ocr=true, Tesseract's searchable PDF (#31).
+    assert.deepEqual([...pdfToPdf.keys()].sort(), ['compress', 'language', 'ocr', 'page_range', 'pdf_a', 'skip_text']);
     assert.deepEqual(pdfToPdf.get('compress')!.values, ['low', 'medium', 'high']);
     const docxToPdf = await options('docx', 'pdf');
     assert.ok(docxToPdf.has('page_range') && docxToPdf.has('pdf_a'));
