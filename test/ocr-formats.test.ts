@@ -1,4 +1,4 @@
-// OCR through Tesseract (issue #31): png, jpg, webp, gif and (multi-page) tiff → txt and hocr, and
+// OCR through Tesseract (issue #31): png, jpg, webp, gif, bmp and (multi-page) tiff → txt and hocr, and
 // the searchable PDF (target pdf with ocr=true), through the HTTP API with the real engines. The
 // samples are drawn here by Pillow (DejaVu Sans, large and clean) with known words; each output is
 // checked by tools that are not Tesseract: the words' recall in the txt; the hOCR parsed as XML by
@@ -24,7 +24,7 @@ import { toolEnv } from './helpers/tools.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'ocr');
 /** The sources the OCR targets are listed for (each an upload of its own). */
-const SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff'];
+const SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp'];
 /** The words drawn on the picture, one line each. */
 const LINES = ['The quick brown fox jumps', 'over the lazy dog near', 'seven golden bridges'];
 /** The pages of the multi-page TIFF. */
@@ -64,7 +64,7 @@ def page(lines, w=${SIZE.width}, mode='L'):
         d.text((40, 30 + 70 * i), line, font=font, fill='black')
     return im
 words = page(${JSON.stringify(LINES)}, mode='RGB')
-words.save('words.png'); words.save('words.jpg', quality=90); words.save('words.webp', quality=90); words.save('words.gif')
+words.save('words.png'); words.save('words.jpg', quality=90); words.save('words.webp', quality=90); words.save('words.gif'); words.save('words.bmp')
 # Black text on a transparent background: read only once flattened onto white.
 clear = page(${JSON.stringify(LINES)}, mode='LA')
 clear.putalpha(clear.getchannel('L').point(lambda v: 255 - v))
@@ -125,7 +125,7 @@ before(async () => {
   run('/usr/bin/rsvg-convert', ['-f', 'pdf', '-o', 'text.pdf', 'text.svg'], work);
   run('/usr/bin/pdfunite', ['scan1.pdf', 'text.pdf', 'mixed.pdf'], work);
   run('/usr/bin/pdfunite', [...Array<string>(MAX_OCR_PAGES + 1).fill('scan1.pdf'), 'many.pdf'], work);
-  for (const name of ['words.png', 'words.jpg', 'words.webp', 'words.gif', 'clear.png', 'pages.tiff', 'ten.tiff', 'russian.png', 'greek.png', 'noise.png', 'scan.pdf', 'scan6.pdf', 'poster.pdf', 'mixed.pdf', 'many.pdf']) {
+  for (const name of ['words.png', 'words.jpg', 'words.webp', 'words.gif', 'words.bmp', 'clear.png', 'pages.tiff', 'ten.tiff', 'russian.png', 'greek.png', 'noise.png', 'scan.pdf', 'scan6.pdf', 'poster.pdf', 'mixed.pdf', 'many.pdf']) {
     samples[name] = await fs.readFile(path.join(work, name));
   }
   samples['words.tiff'] = samples['pages.tiff']!;
@@ -209,7 +209,7 @@ test('the catalogue lists txt and hocr for the OCR sources, and png → pdf keep
     assert.ok(entry, source);
     for (const target of ['txt', 'hocr', 'pdf']) assert.ok(entry.targets.includes(target), `${source} → ${target}`);
   }
-  assert.equal(catalogue.find((format) => format.id === 'bmp')?.targets.includes('hocr'), false, 'bmp is not OCR\'d (not among the sources read)');
+  assert.equal(catalogue.find((format) => format.id === 'pcx')?.targets.includes('hocr'), false, 'pcx is not OCR\'d (not among the sources read)');
   const response = await fetch(`${server.url}/api/formats/png/pdf`);
   const pair = await response.json() as { steps: string[]; options: Array<{ name: string; type: string; default?: unknown; pattern?: string }> };
   assert.deepEqual(pair.steps, ['img2pdf']);

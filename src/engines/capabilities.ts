@@ -1,5 +1,6 @@
 // What engines offer each other. An engine that needs another's work (poppler's WebP pages,
-// img2pdf's flattening and potrace's greymaps need sharp's sandboxed image processes) asks its context for a capability
+// img2pdf's flattening and potrace's greymaps need sharp's sandboxed image processes, tesseract
+// reads a BMP through ImageMagick's PNG of it) asks its context for a capability
 // by name, never for an engine class: any engine that provides it will do, and an engine folder is
 // imported from nowhere but the list (engines/index.ts; test/engine-modules.test.ts checks it).
 import type { ConvertRequest } from './types.ts';
@@ -17,6 +18,17 @@ export interface RasterImages {
    * bitmap a tracer reads (potrace), which then thresholds it itself.
    */
   greymap(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * Raster formats sharp does not read (bmp, pcx, tga, ...), decoded by ImageMagick under its
+ * policy: what lets an engine that takes only PNGs it trusts (tesseract) read a BMP upload.
+ */
+export interface OtherRasterImages {
+  /** The formats it decodes. */
+  readonly reads: readonly string[];
+  /** Writes the step's input (a `from` image: its first frame, an icon's largest) as a PNG at `output`, under the step's limits. */
+  toPng(request: Pick<ConvertRequest, 'input' | 'from' | 'workDir' | 'limits' | 'signal'>, output: string): Promise<void>;
 }
 
 /** One regular file of an unpacked archive. */
@@ -40,6 +52,7 @@ export interface ArchiveMembers {
 
 export interface Capabilities {
   readonly 'raster-images': RasterImages;
+  readonly 'other-raster-images': OtherRasterImages;
   readonly 'archive-members': ArchiveMembers;
 }
 

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
 import { declaredImageSize } from '../../formats/input-caps.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
+import type { OtherRasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, narrow, rgbHex, rgbOption, type OptionSpec } from '../options.ts';
 import { outputSize, rasterOptions, requestedSize } from '../support/raster-options.ts';
@@ -209,9 +210,17 @@ export class ImageMagickEngine implements Engine {
   readonly edges = EDGES;
   readonly reportsProgress = false;
   private readonly context: EngineContext<unknown>;
+  /** Its PNG of a format sharp does not read, for other engines (tesseract's BMP). */
+  readonly capabilities: { readonly 'other-raster-images': OtherRasterImages };
 
   constructor(context: EngineContext<unknown>) {
     this.context = context;
+    this.capabilities = {
+      'other-raster-images': {
+        reads: READS,
+        toPng: (request, output) => this.convert({ ...request, output, to: 'png', options: {}, onProgress: () => {} }),
+      },
+    };
   }
 
   estimateSeconds(inputBytes: number): number {

@@ -9,5 +9,6 @@ export default defineEngine({
   summary: 'ImageMagick 6 (explicit coders, `policy/policy.xml`)',
   packages: { debian: ['imagemagick', ...FONT_PACKAGES] },
   formats: FORMATS,
+  provides: ['other-raster-images'],
   create: (context) => new ImageMagickEngine(context),
 });

@@ -14,14 +14,14 @@
 //    ligatures of a font embedded without a Unicode map ("this f le", issue #31), where those draw
 //    the embedded glyphs. Inkscape never reads EPS, PS or PostScript-era AI itself (it would start
 //    Ghostscript outside our -dSAFER arguments).
-// emf, wmf, cdr and vsd → pdf, png, svg stay LibreOffice's; Inkscape adds emf and wmf → each
-// other, eps, ps and dxf, which LibreOffice does not write (cdr and vsd are read only by the
-// corpus's files here, so they stay LibreOffice's alone). Compared on the shared corpus's three EMF and three
+// emf, wmf, cdr, vsd and vsdx → pdf, png, svg stay LibreOffice's; Inkscape adds emf and wmf →
+// each other, eps, ps and dxf, and cdr, vsd, vsdx → eps, ps, emf, wmf and dxf (their first page),
+// which LibreOffice does not write. Compared on the shared corpus's three EMF and three
 // WMF files (both to PNG): Inkscape drew five of them as LibreOffice does, only framed to the
 // drawing rather than set on a page, and looped on the sixth (poi-60677.wmf, a Japanese table
 // LibreOffice draws: wmf-fonts.ts has why); no drawing was better, so moving those pairs would
-// only lose one. cdr and
-// vsd: Inkscape 1.2 reads them through the same libcdr and libvisio as LibreOffice.
+// only lose one. cdr and vsd: Inkscape 1.2 reads them through the same libcdr and libvisio as
+// LibreOffice (the corpus's CorelDRAW and Visio files drew alike in both).
 //
 // Every edge is unchainable (but the pdf ones may follow Ghostscript): each makes sense for the
 // file uploaded, and chained ones would add a dozen pairs of other formats through svg (a PDF → svg → wmf) that no one asked for and that
@@ -43,6 +43,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
+import { strToU8, zipSync } from 'fflate';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE, type RunResult } from '../../process/runner.ts';
 import type { EngineContext } from '../module.ts';
@@ -84,6 +85,9 @@ interface ExportRun {
 /** The page of a PDF (or an Illustrator file) that becomes the drawing. */
 const DRAWING_PAGE = narrow(OPTIONS.page_range, { description: 'Which page becomes the drawing, 1-based: the first page of the range ("3", or "3-5": page 3). Default: page 1.' });
 
+/** Drawings Inkscape imports through libcdr and libvisio (its Debian package depends on both). */
+const DRAWING_IMPORTS = ['cdr', 'vsd', 'vsdx'];
+
 // Cost 2: a slow program's start (about half a second), dearer than rsvg's 1 where both could.
 const edge = (from: string, to: string): ConversionEdge => ({ from, to, cost: 2, chainable: false });
 const EDGES: ConversionEdge[] = [
@@ -101,6 +105,9 @@ const EDGES: ConversionEdge[] = [
   // stay LibreOffice's: see above).
   ...['wmf', 'eps', 'ps', 'dxf'].map((to) => edge('emf', to)),
   ...['emf', 'eps', 'ps', 'dxf'].map((to) => edge('wmf', to)),
+  // CorelDRAW and Visio drawings (libcdr, libvisio, as LibreOffice reads them) to the vector
+  // formats LibreOffice does not write; their pdf, png, svg and odg stay LibreOffice's. The first page.
+  ...DRAWING_IMPORTS.flatMap((from) => ['eps', 'ps', 'emf', 'wmf', 'dxf'].map((to) => edge(from, to))),
   // An SVG to itself: plain (without Inkscape's and Sodipodi's namespaces) and self-contained
   // (support/svg-references.ts), its text outlined on request.
   { from: 'svg', to: 'svg', cost: 2, options: [OPTIONS.text_to_path] },
@@ -162,11 +169,16 @@ export class InkscapeEngine implements Engine {
       // The metafiles it wrote, read back: each to the other.
       if (works.has('emf') && await attempt('probe.emf', 'wmf', 'from-emf')) works.add('emf-import');
       if (works.has('wmf') && await attempt('probe.wmf', 'emf', 'from-wmf')) works.add('wmf-import');
+      // A Visio drawing written here (no tool writes one): libvisio's import. A CorelDRAW file
+      // cannot be made here; libcdr comes with Inkscape as libvisio does, and is taken with it.
+      await fs.writeFile(path.join(dir, 'probe.vsdx'), probeVisioDrawing());
+      if (await attempt('probe.vsdx', 'emf', 'from-vsdx')) works.add('drawing-import');
       const passes = (e: ConversionEdge) => {
         const exported = ['pdf', 'png', 'eps', 'ps', 'svg'].includes(e.to) ? works.has('pdf') : works.has(e.to);
         if (e.from === 'dxf') return works.has('dxf-import') && exported;
         if (e.from === 'ai' || e.from === 'pdf') return works.has('ai-import') && exported;
         if (e.from === 'emf' || e.from === 'wmf') return works.has(`${e.from}-import`) && exported;
+        if (DRAWING_IMPORTS.includes(e.from)) return works.has('drawing-import') && exported;
         return exported;
       };
       const passed = EDGES.filter(passes);
@@ -198,6 +210,10 @@ export class InkscapeEngine implements Engine {
         if (size) checkPixels(size.width, size.height, limits.maxImagePixels);
         request.onProgress(0.7);
       }
+    } else if (DRAWING_IMPORTS.includes(from)) {
+      // Inkscape chooses the import by the name; it imports the first page.
+      drawing = path.join(workDir, `drawing.${from}`);
+      await fs.link(input, drawing).catch(() => fs.copyFile(input, drawing));
     } else if (from === 'emf' || from === 'wmf') {
       // Inkscape chooses its metafile import by the name. A metafile names no other file, and
       // every target here is vector: nothing is drawn at the drawing's own size. A WMF's fonts
@@ -290,6 +306,29 @@ export class InkscapeEngine implements Engine {
     }
     throw new ConvertdError('corrupt_input', `Inkscape could not read or export the drawing${detail ? ` (${detail})` : ''}: check that it is a valid file.`);
   }
+}
+
+/**
+ * A Visio drawing of one page holding a filled square (a VSDX: the package parts libvisio reads),
+ * for the probe of Inkscape's Visio import.
+ */
+function probeVisioDrawing(): Uint8Array {
+  const visio = 'http://schemas.microsoft.com/office/visio/2012/main';
+  const packageRels = 'http://schemas.openxmlformats.org/package/2006/relationships';
+  const relationship = (kind: string, target: string) => `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="${packageRels}"><Relationship Id="rId1" Type="http://schemas.microsoft.com/visio/2010/relationships/${kind}" Target="${target}"/></Relationships>`;
+  const cell = (name: string, value: string | number) => `<Cell N="${name}" V="${value}"/>`;
+  const corners = [[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]].map(([x, y], index) => `<Row T="${index === 0 ? 'MoveTo' : 'LineTo'}" IX="${index + 1}">${cell('X', x!)}${cell('Y', y!)}</Row>`).join('');
+  const square = `<Shape ID="1" Type="Shape">${cell('PinX', 1)}${cell('PinY', 1)}${cell('Width', 1)}${cell('Height', 1)}${cell('LocPinX', 0.5)}${cell('LocPinY', 0.5)}${cell('FillForegnd', '#ff0000')}${cell('FillPattern', 1)}<Section N="Geometry" IX="0">${corners}</Section></Shape>`;
+  const text = (xml: string) => strToU8(`<?xml version="1.0" encoding="UTF-8"?>${xml}`);
+  return zipSync({
+    '[Content_Types].xml': text('<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/visio/document.xml" ContentType="application/vnd.ms-visio.drawing.main+xml"/></Types>'),
+    '_rels/.rels': strToU8(relationship('document', 'visio/document.xml')),
+    'visio/document.xml': text(`<VisioDocument xmlns="${visio}"/>`),
+    'visio/_rels/document.xml.rels': strToU8(relationship('pages', 'pages/pages.xml')),
+    'visio/pages/pages.xml': text(`<Pages xmlns="${visio}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><Page ID="0" Name="P"><PageSheet>${cell('PageWidth', 2)}${cell('PageHeight', 2)}</PageSheet><Rel r:id="rId1"/></Page></Pages>`),
+    'visio/pages/_rels/pages.xml.rels': strToU8(relationship('page', 'page1.xml')),
+    'visio/pages/page1.xml': text(`<PageContents xmlns="${visio}"><Shapes>${square}</Shapes></PageContents>`),
+  });
 }
 
 function checkPixels(width: number, height: number, maxPixels: number): void {

@@ -8,9 +8,11 @@
 // (tiffPages: past MAX_TIFF_PAGES pages or a page past the pixel cap, refused before tesseract
 // starts). Every other image (png, jpg, webp, gif) is first written anew as a flat PNG by sharp's
 // sandboxed processes ('raster-images', flattenOntoWhite: transparency onto white, which
-// tesseract would otherwise read as black), so leptonica decodes only PNGs our sharp wrote.
+// tesseract would otherwise read as black), so leptonica decodes only PNGs our sharp wrote. A
+// BMP, which sharp does not read, is made a PNG by ImageMagick under its policy first
+// ('other-raster-images'; its size was held to the pixel cap by the input caps), then the same.
 //
-// Routes. txt and hocr are `chainable: false`: only an uploaded png, jpg, webp, gif or tiff is
+// Routes. txt and hocr are `chainable: false`: only an uploaded png, jpg, webp, gif, tiff or bmp is
 // read, never a picture some other route made (png is reached by ~45 formats in up to three
 // steps; each would have gained two OCR targets to prove by a test, for conversions nobody asks
 // of a PCX or a DDS). The searchable PDF (png, tiff → pdf) costs more than img2pdf's picture PDF
@@ -35,12 +37,13 @@
 // by another engine has its text already.
 //
 // Left: page_range for images (tesseract reads a TIFF's pages all or one, tessedit_page_number),
-// BMP and the other raster formats (convert to png first).
+// the other raster formats ImageMagick reads (convert to png first: each would be two more
+// targets to prove, for OCR nobody asks of a PCX).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
-import type { RasterImages } from '../capabilities.ts';
+import type { OtherRasterImages, RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, narrow, OPTIONS, OptionError, type StepOptions, type StringSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
@@ -104,8 +107,26 @@ function ocrMustBeTrue(options: StepOptions): void {
   throw new ConvertdError('invalid_option', 'Option "ocr": false is what the conversion does without it (a picture PDF, through img2pdf): leave the option out, or send ocr=true for a searchable PDF.', { option: 'ocr', reason: 'false is the default route: leave the option out', values: [true] });
 }
 
-/** The formats read as uploads (all but tiff through sharp's PNG first). */
-const TEXT_SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff'];
+/** The formats read as uploads (all but tiff through sharp's PNG first, bmp through ImageMagick's PNG before that). */
+const TEXT_SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp'];
+/** Read by ImageMagick first (sharp does not decode them); offered when the probe's decode of one worked. */
+const DECODED_FIRST = new Set(['bmp']);
+
+/** A 2 × 2 BMP (24-bit, bottom-up rows padded to 4 bytes) for the probe of ImageMagick's decode. */
+function tinyBmp(): Buffer {
+  const rows = Buffer.alloc(2 * 8, 0xff);
+  const header = Buffer.alloc(54);
+  header.write('BM', 0, 'latin1');
+  header.writeUInt32LE(54 + rows.length, 2);
+  header.writeUInt32LE(54, 10);
+  header.writeUInt32LE(40, 14);
+  header.writeInt32LE(2, 18);
+  header.writeInt32LE(2, 22);
+  header.writeUInt16LE(1, 26);
+  header.writeUInt16LE(24, 28);
+  header.writeUInt32LE(rows.length, 34);
+  return Buffer.concat([header, rows]);
+}
 
 const PDF_OCR_OPTION = narrow(OPTIONS.ocr, {
   description: 'true: read the text of the pages that have none (OCR; skip_text) and give it with the others\'. Without it, a PDF\'s text is its text layer (poppler), and its PDF is Ghostscript\'s.',
@@ -138,6 +159,7 @@ export class TesseractEngine implements Engine {
   readonly reportsProgress = true;
   private readonly context: EngineContext<unknown>;
   private readonly images: RasterImages;
+  private readonly otherImages: OtherRasterImages;
   /** The languages `tesseract --list-langs` found at the probe (or remembered from it). */
   private languages: readonly string[] = [];
   private declared: readonly ConversionEdge[] = tesseractEdges([]);
@@ -145,6 +167,7 @@ export class TesseractEngine implements Engine {
   constructor(context: EngineContext<unknown>) {
     this.context = context;
     this.images = context.use('raster-images');
+    this.otherImages = context.use('other-raster-images');
   }
 
   get edges(): readonly ConversionEdge[] {
@@ -153,18 +176,26 @@ export class TesseractEngine implements Engine {
 
   /** Whether pdftoppm ran at the probe (a PDF's edges are offered only then). */
   private readsPdf = false;
+  /** Whether ImageMagick made a PNG of the probe's BMP (the BMP edges are offered only then). */
+  private readsBmp = false;
 
-  /** The languages found and whether PDFs are read are the probe's facts; the edges (their `language` option) are built from them. */
+  /** The languages found and what is read are the probe's facts; the edges (their `language` option) are built from them. */
   readonly probeMemory = {
-    found: (): unknown => ({ languages: this.languages, readsPdf: this.readsPdf }),
+    found: (): unknown => ({ languages: this.languages, readsPdf: this.readsPdf, readsBmp: this.readsBmp }),
     restore: async (facts: unknown): Promise<readonly ConversionEdge[] | undefined> => {
-      const { languages, readsPdf } = (facts ?? {}) as { languages?: unknown; readsPdf?: unknown };
+      const { languages, readsPdf, readsBmp } = (facts ?? {}) as { languages?: unknown; readsPdf?: unknown; readsBmp?: unknown };
       if (!Array.isArray(languages) || !languages.every((code) => typeof code === 'string' && CODE.test(code)) || !languages.includes(DEFAULT_LANGUAGE)) return undefined;
-      if (typeof readsPdf !== 'boolean') return undefined;
+      if (typeof readsPdf !== 'boolean' || typeof readsBmp !== 'boolean') return undefined;
       this.readsPdf = readsPdf;
-      return this.useLanguages(languages as string[]).filter((edge) => edge.from !== 'pdf' || readsPdf);
+      this.readsBmp = readsBmp;
+      return this.offered(this.useLanguages(languages as string[]));
     },
   };
+
+  /** The edges whose reader the probe found working. */
+  private offered(edges: readonly ConversionEdge[]): readonly ConversionEdge[] {
+    return edges.filter((edge) => (edge.from !== 'pdf' || this.readsPdf) && (!DECODED_FIRST.has(edge.from) || this.readsBmp));
+  }
 
   estimateSeconds(inputBytes: number): number {
     return 3 + inputBytes / 200_000;
@@ -191,7 +222,13 @@ export class TesseractEngine implements Engine {
       // A PDF's pages are drawn by poppler's pdftoppm: without it, no PDF is read.
       const poppler = await run('/usr/bin/pdftoppm', ['-v'], options);
       this.readsPdf = /version/i.test(poppler.stderr);
-      return this.useLanguages(languages).filter((edge) => works.has(edge.to) && (edge.from !== 'pdf' || this.readsPdf));
+      // A BMP is read through ImageMagick's PNG of it: without that, no BMP.
+      await fs.writeFile(path.join(dir, 'probe.bmp'), tinyBmp());
+      const limits = { timeoutMs: 30_000, maxOutputBytes: 1_000_000, maxImagePixels: 100, maxMediaSeconds: 0 };
+      const decoded = path.join(dir, 'probe-bmp.png');
+      this.readsBmp = await this.otherImages.toPng({ input: path.join(dir, 'probe.bmp'), from: 'bmp', workDir: dir, limits, signal: AbortSignal.timeout(30_000) }, decoded)
+        .then(async () => (await fs.readFile(decoded)).subarray(1, 4).toString('latin1') === 'PNG', () => false);
+      return this.offered(this.useLanguages(languages)).filter((edge) => works.has(edge.to));
     });
   }
 
@@ -224,7 +261,16 @@ export class TesseractEngine implements Engine {
       pages = await tiffPageCount(source, limits);
     } else {
       source = path.join(workDir, 'ocr-page.png');
-      await this.images.flattenOntoWhite(request.input, source, limits, signal);
+      let picture = request.input;
+      if (DECODED_FIRST.has(from)) {
+        picture = path.join(workDir, 'ocr-decoded.png');
+        await this.otherImages.toPng(request, picture);
+      }
+      try {
+        await this.images.flattenOntoWhite(picture, source, limits, signal);
+      } finally {
+        if (picture !== request.input) await fs.rm(picture, { force: true });
+      }
       request.onProgress(0.05);
     }
     const base = path.join(workDir, 'ocr-out');
