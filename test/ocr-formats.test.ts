@@ -9,7 +9,8 @@
 // whose second page declares a billion pixels, a PNG declaring a huge size, noise. Uploaded PDFs:
 // a scan (pages that are pictures, made by Pillow) and a mixed PDF (a scanned page, then a page of
 // real text rsvg-convert set) → txt and pdf with ocr=true (pages with text kept unless
-// skip_text=false), → hocr, a page_range, progress by page, 301 pages refused, a poster page.
+// skip_text=false), → hocr, a page_range, progress by page, 301 pages refused, a poster page;
+// a TIFF's page_range.
 // Real scans of the shared corpus's OCR folder with their ground truth (skipped when absent).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -290,6 +291,37 @@ test('progress rises page by page through a ten-page TIFF', async () => {
   assert.ok(between.size >= 2, `progress seen: ${seen.map((record) => record.progress).join(' ')}`);
   const text = (await download(server.url, final.download_url!)).bytes.toString('utf8');
   assert.equal(text.split('\f').filter((page) => page.trim()).length, 10, 'ten pages of text');
+});
+
+test('a TIFF\'s page_range chooses the pages read into txt, hocr and the searchable PDF', async () => {
+  const pageText = (index: number) => TIFF_PAGES[index]!.join(' ');
+  const [text, hocr, pdf, past] = await Promise.all([
+    converted('pages.tiff', 'txt', { page_range: '2-' }),
+    converted('pages.tiff', 'hocr', { page_range: '3' }),
+    converted('pages.tiff', 'pdf', { ocr: 'true', page_range: '3,1' }),
+    job('pages.tiff', 'txt', { page_range: '9' }),
+  ]);
+  const pages = (await fs.readFile(text, 'utf8')).split('\f').filter((page) => page.trim());
+  assert.equal(pages.length, 2, `two pages of text: ${JSON.stringify(pages)}`);
+  assert.ok(recall(pageText(1), pages[0]!) >= MIN_RECALL && recall(pageText(2), pages[1]!) >= MIN_RECALL, JSON.stringify(pages));
+  assert.ok(recall(pageText(0), pages.join(' ')) < 0.5, 'the first page is not read');
+  const read = parseHocr(hocr);
+  assert.equal(read.length, 1, 'one page in the hOCR');
+  assert.ok(recall(pageText(2), read[0]!.words.map((word) => word.text).join(' ')) >= MIN_RECALL, JSON.stringify(read[0]!.words));
+  // Pages in the document's order, whatever the range's.
+  assert.match(run('pdfinfo', [pdf], work), /^Pages:\s+2$/m);
+  for (const [index, page] of [[1, 0], [2, 2]] as const) {
+    const layer = run('pdftotext', ['-f', String(index), '-l', String(index), pdf, '-'], work);
+    assert.ok(recall(pageText(page), layer) >= MIN_RECALL, `pdf page ${index}: ${JSON.stringify(layer)}`);
+  }
+  assert.equal(past.final.status, 'error');
+  assert.equal(past.final.error?.code, 'invalid_option', JSON.stringify(past.final.error));
+  // Without ocr=true, tiff → pdf is the picture PDF, which chooses no page: the range is refused, saying so.
+  const refused = await submitJob(samples['pages.tiff']!, 'pages.tiff', 'pdf', { page_range: '2' });
+  const body = await refused.json() as { error: { code: string; option?: string; message: string } };
+  assert.equal(refused.status, 422, JSON.stringify(body));
+  assert.equal(body.error.option, 'page_range');
+  assert.match(body.error.message, /ocr=true/);
 });
 
 test('language: Russian and Greek come back in their scripts with rus and ell, not with eng', async () => {

@@ -11,8 +11,8 @@ type ImageLimits = Pick<ConvertRequest['limits'], 'maxImagePixels' | 'timeoutMs'
 export interface RasterImages {
   /** Converts one raster image to another raster format (png, jpg, webp, avif, gif, tiff). */
   reencode(input: string, output: string, from: string, to: string, limits: ImageLimits, signal: AbortSignal): Promise<void>;
-  /** Writes a PNG of `input` flattened onto white (for tools that refuse transparency). */
-  flattenOntoWhite(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void>;
+  /** Writes a PNG of `input` (its page `page`, 0-based, of a multi-page TIFF) flattened onto white (for tools that refuse transparency). */
+  flattenOntoWhite(input: string, output: string, limits: ImageLimits, signal: AbortSignal, page?: number): Promise<void>;
   /**
    * Writes a binary greymap (PGM, P5: 8-bit luminance) of `input` flattened onto white: the
    * bitmap a tracer reads (potrace), which then thresholds it itself.

@@ -107,10 +107,10 @@ export class SharpEngine extends PooledEngine implements Engine, RasterImages {
     }, limits.timeoutMs, signal);
   }
 
-  /** Writes a PNG of `input` flattened onto white (img2pdf refuses transparency). */
-  async flattenOntoWhite(input: string, output: string, limits: ImageLimits, signal: AbortSignal): Promise<void> {
+  /** Writes a PNG of `input` (or of its page `page`, 0-based) flattened onto white (img2pdf refuses transparency). */
+  async flattenOntoWhite(input: string, output: string, limits: ImageLimits, signal: AbortSignal, page?: number): Promise<void> {
     await this.pool.convert(input, output, {
-      op: 'flatten', maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000),
+      op: 'flatten', maxImagePixels: limits.maxImagePixels, timeoutSeconds: Math.ceil(limits.timeoutMs / 1000), ...(page === undefined ? {} : { page }),
     }, limits.timeoutMs, signal);
   }
 

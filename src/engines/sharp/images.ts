@@ -193,10 +193,10 @@ async function framesToZip({ input, output, from, maxImagePixels, maxOutputBytes
   }
 }
 
-/** A PNG of the image flattened onto white: for img2pdf, which refuses transparency. */
-async function flattenOntoWhite({ input, output, maxImagePixels, timeoutSeconds }: Omit<ImageRequest, 'from' | 'to'>): Promise<void> {
+/** A PNG of the image (of one page of a multi-page file, 0-based) flattened onto white: for img2pdf, which refuses transparency. */
+async function flattenOntoWhite({ input, output, maxImagePixels, timeoutSeconds, page }: Omit<ImageRequest, 'from' | 'to'> & { page?: number }): Promise<void> {
   try {
-    await sharp(input, { failOn: 'error', limitInputPixels: maxImagePixels })
+    await sharp(input, { failOn: 'error', limitInputPixels: maxImagePixels, ...(Number.isSafeInteger(page) && page! >= 0 ? { page } : {}) })
       .timeout({ seconds: Math.max(1, timeoutSeconds) })
       .flatten({ background: '#ffffff' }).png().toFile(output);
   } catch (error) {

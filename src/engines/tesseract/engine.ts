@@ -36,8 +36,11 @@
 // pdf → hocr is Tesseract's alone. All three for the uploaded PDF only: a document made a PDF
 // by another engine has its text already.
 //
-// Left: page_range for images (tesseract reads a TIFF's pages all or one, tessedit_page_number),
-// the other raster formats ImageMagick reads (convert to png first: each would be two more
+// A TIFF's page_range: the pages chosen are drawn by sharp (its `page`) as flat PNGs and read
+// from a list, as a PDF's are (tesseract itself reads a TIFF's pages all, or one). On tiff → pdf it
+// needs ocr=true: without it, the picture PDF is img2pdf's of the first page.
+//
+// Left: the other raster formats ImageMagick reads (convert to png first: each would be two more
 // targets to prove, for OCR nobody asks of a PCX).
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -45,7 +48,7 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { OtherRasterImages, RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { booleanOption, narrow, OPTIONS, OptionError, type StepOptions, type StringSpec } from '../options.ts';
+import { booleanOption, narrow, OPTIONS, OptionError, pageRangeOption, selectPages, type StepOptions, type StringSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
 import { MAX_OCR_PAGES, readPdfPages } from './pdf-pages.ts';
 import { MAX_TIFF_PAGES, readTiffPages } from './tiff-pages.ts';
@@ -107,6 +110,19 @@ function ocrMustBeTrue(options: StepOptions): void {
   throw new ConvertdError('invalid_option', 'Option "ocr": false is what the conversion does without it (a picture PDF, through img2pdf): leave the option out, or send ocr=true for a searchable PDF.', { option: 'ocr', reason: 'false is the default route: leave the option out', values: [true] });
 }
 
+/**
+ * A TIFF's searchable PDF: ocr as for any image, and a page_range only with ocr=true (the picture
+ * PDF without OCR, img2pdf's, has the first page alone and chooses none).
+ */
+function tiffPdfOptions(options: StepOptions): void {
+  ocrMustBeTrue(options);
+  if (!pageRangeOption(options) || booleanOption(options, 'ocr') === true) return;
+  throw new ConvertdError('invalid_option', 'Option "page_range": a TIFF\'s pages are chosen for its searchable PDF: send ocr=true with it (without OCR, tiff → pdf is a picture of the first page).', { option: 'page_range', reason: 'needs ocr=true', values: [true] });
+}
+
+/** Which pages of a multi-page TIFF are read. */
+const TIFF_PAGES = narrow(OPTIONS.page_range, { description: 'Which pages of a multi-page TIFF are read, 1-based: "2", "1-3,5", "4-" (from 4 to the end). Default: every page.' });
+
 /** The formats read as uploads (all but tiff through sharp's PNG first, bmp through ImageMagick's PNG before that). */
 const TEXT_SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp'];
 /** Read by ImageMagick first (sharp does not decode them); offered when the probe's decode of one worked. */
@@ -141,8 +157,11 @@ function pdfOcrMustBeTrue(options: StepOptions): void {
 
 export function tesseractEdges(languages: readonly string[]): ConversionEdge[] {
   const language = languageOption(languages);
-  const text = TEXT_SOURCES.flatMap((from) => ['txt', 'hocr'].map((to): ConversionEdge => ({ from, to, cost: 6, chainable: false, options: [language] })));
-  const pdf = TEXT_SOURCES.map((from): ConversionEdge => ({ from, to: 'pdf', cost: 8, options: [OCR_OPTION, language], checkOptions: ocrMustBeTrue }));
+  const pages = (from: string) => (from === 'tiff' ? [TIFF_PAGES] : []);
+  const text = TEXT_SOURCES.flatMap((from) => ['txt', 'hocr'].map((to): ConversionEdge => ({ from, to, cost: 6, chainable: false, options: [language, ...pages(from)] })));
+  const pdf = TEXT_SOURCES.map((from): ConversionEdge => ({
+    from, to: 'pdf', cost: 8, options: [OCR_OPTION, language, ...pages(from)], checkOptions: from === 'tiff' ? tiffPdfOptions : ocrMustBeTrue,
+  }));
   const ofPdf: ConversionEdge[] = [
     { from: 'pdf', to: 'txt', cost: 8, chainable: false, options: [PDF_OCR_OPTION, language, PDF_PAGES, OPTIONS.skip_text], checkOptions: pdfOcrMustBeTrue },
     { from: 'pdf', to: 'pdf', cost: 8, chainable: false, options: [PDF_OCR_OPTION, language, PDF_PAGES, OPTIONS.skip_text], checkOptions: pdfOcrMustBeTrue },
@@ -257,8 +276,23 @@ export class TesseractEngine implements Engine {
     }
     let source = request.input;
     let pages = 1;
+    const pictures: string[] = [];
     if (from === 'tiff') {
       pages = await tiffPageCount(source, limits);
+      const ranges = pageRangeOption(request.options);
+      if (ranges) {
+        // The pages chosen, each drawn as a flat PNG by sharp and read from a list, as a PDF's are.
+        const chosen = selectPages(ranges, pages);
+        for (const [index, page] of chosen.entries()) {
+          const picture = path.join(workDir, `ocr-page-${page}.png`);
+          pictures.push(picture);
+          await this.images.flattenOntoWhite(request.input, picture, limits, signal, page - 1);
+          request.onProgress(0.05 * (index + 1) / chosen.length);
+        }
+        source = path.join(workDir, 'ocr-pages.txt');
+        await fs.writeFile(source, pictures.map((picture) => `./${path.basename(picture)}\n`).join(''));
+        pages = chosen.length;
+      }
     } else {
       source = path.join(workDir, 'ocr-page.png');
       let picture = request.input;
@@ -277,9 +311,10 @@ export class TesseractEngine implements Engine {
     const written = `${base}.${target.extension}`;
     try {
       let done = 0;
-      // "Page 2" when it starts a TIFF's second page: the first is done.
+      // "Page 2" when it starts a TIFF's second page ("Page 2 : ./ocr-page-5.png" a listed
+      // picture's): the one before is done.
       const result = await this.tesseract(request, source, base, codes, target.config, (line) => {
-        if (/^Page \d+$/.test(line.trim()) && pages > 1) request.onProgress(0.05 + 0.95 * done++ / pages);
+        if (/^Page \d+( : |$)/.test(line.trim()) && pages > 1) request.onProgress(0.05 + 0.95 * done++ / pages);
       });
       if (result.exitCode !== 0) {
         const detail = failureOf(result.stderr);
@@ -292,6 +327,7 @@ export class TesseractEngine implements Engine {
     } finally {
       await fs.rm(written, { force: true });
       if (source !== request.input) await fs.rm(source, { force: true });
+      await Promise.all(pictures.map((picture) => fs.rm(picture, { force: true })));
     }
   }
 
