@@ -360,7 +360,10 @@ try {
     "page = Image.new('L', (1240, 1754), 'white'); draw = ImageDraw.Draw(page)",
     "for i in range(20): draw.text((90, 120 + i * 60), f'Line {i + 1}: some words of a scanned report to read.', font=font, fill='black')",
     "page.save('page.png')",
+    // Two scanned pages (the page's picture alone, 150 dpi) as a PDF, for OCR of a PDF.
+    "page.save('scanned-report.pdf', save_all=True, append_images=[page], resolution=150)",
   ].join('\n')], work);
+  files['scanned-report.pdf'] = await fs.readFile(path.join(work, 'scanned-report.pdf'));
   // The families of issue #31 that have no sample above: a PDF of the report (its first page for
   // MuPDF's SVG), 5,000 points of GeoJSON, and a plain e-mail of some 300 lines.
   await fs.writeFile(path.join(work, 'report.ps'), files['report.ps']!);
@@ -408,7 +411,7 @@ try {
   const service = await startService(path.join(work, 'data'));
   services.push(service);
   const client = new ConvertdClient(service.url);
-  const convertVia = (events: boolean, name: string, target: string) => () => timed(() => client.convert(new Blob([files[name]!]), name, target, { events, pollIntervalMs: 500 }));
+  const convertVia = (events: boolean, name: string, target: string, options?: Record<string, string>) => () => timed(() => client.convert(new Blob([files[name]!]), name, target, { events, pollIntervalMs: 500, ...(options ? { options } : {}) }));
 
   // The progress endpoint of one finished job, idle: the server held to core 0 and wrk on the last
   // core, so the figure is what one core serves, against bare fastify answering the same record the
@@ -477,7 +480,7 @@ try {
   };
   // The service's WebM encoders (src/engines/ffmpeg/engine.ts), the same for every clip.
   const bareWebm = (input: string, output: string) => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', input, ...WEBM_ENCODERS, output], work);
-  const cases: Array<{ family: string; name: string; target: string; bareLabel: string; bare: () => Promise<unknown> | unknown }> = [
+  const cases: Array<{ family: string; name: string; target: string; options?: Record<string, string>; bareLabel: string; bare: () => Promise<unknown> | unknown }> = [
     { family: 'image', name: 'small.png', target: 'webp', bareLabel: 'sharp in-process, same settings', bare: () => sameAsService(() => sharp(files['small.png']).webp(WEBP).toBuffer()) },
     { family: 'image', name: 'large.jpg', target: 'webp', bareLabel: 'sharp in-process, same settings', bare: () => sameAsService(() => sharp(files['large.jpg']).webp(WEBP).toBuffer()) },
     { family: 'document', name: 'small.docx', target: 'pdf', bareLabel: 'soffice --convert-to (cold)', bare: () => run('soffice', [`-env:UserInstallation=file://${work}/lo-profile`, '--headless', '--convert-to', 'pdf', '--outdir', out('doc'), 'small.docx'], work) },
@@ -506,6 +509,14 @@ try {
     { family: 'postscript', name: 'report.ps', target: 'pdf', bareLabel: 'gs -dSAFER pdfwrite', bare: () => run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dAutoRotatePages=/None', `-sOutputFile=${out('report.pdf')}`, 'report.ps'], work) },
     // The engine flattens the upload to PNG through sharp first, then runs tesseract with one OpenMP thread.
     { family: 'OCR', name: 'page.png', target: 'txt', bareLabel: 'tesseract (OMP_THREAD_LIMIT=1)', bare: () => run('/usr/bin/env', ['OMP_THREAD_LIMIT=1', 'tesseract', 'page.png', out('page'), 'txt'], work) },
+    // A scanned PDF read with ocr=true: the engine runs pdfinfo and pdftotext (which pages have text), draws the pages at 300 dpi in grey, and reads them in one tesseract run over a list.
+    { family: 'OCR of a PDF', name: 'scanned-report.pdf', target: 'txt', options: { ocr: 'true' }, bareLabel: 'pdftoppm -gray -r 300, tesseract on the list', bare: async () => {
+      const pagesDir = await fs.mkdtemp(out('scan-pages-'));
+      run('pdftoppm', ['-gray', '-r', '300', '-png', 'scanned-report.pdf', path.join(pagesDir, 'page')], work);
+      const pages = (await fs.readdir(pagesDir)).sort().map((name) => path.join(pagesDir, name));
+      await fs.writeFile(path.join(pagesDir, 'list.txt'), `${pages.join('\n')}\n`);
+      run('/usr/bin/env', ['OMP_THREAD_LIMIT=1', 'tesseract', path.join(pagesDir, 'list.txt'), path.join(pagesDir, 'text'), 'txt'], work);
+    } },
     { family: 'audio containers', name: 'large.wav', target: 'wv', bareLabel: 'ffmpeg', bare: () => run('ffmpeg', ['-y', '-loglevel', 'error', '-i', 'large.wav', '-c:a', 'wavpack', out('b.wv')], work) },
     // The engine's own JPEG quality for a PDF's colour pages (djvulibre/engine.ts PDF_QUALITY), with the verbose page log it reads.
     { family: 'djvu', name: 'photo.djvu', target: 'pdf', bareLabel: 'ddjvu -format=pdf', bare: () => run('ddjvu', ['-verbose', '-format=pdf', '-quality=85', 'photo.djvu', out('photo.pdf')], work) },
@@ -536,8 +547,8 @@ try {
   const overheadRows: string[][] = [];
   const timelineRows: string[][] = [];
   for (const c of cases.filter((row) => FAMILIES === undefined || FAMILIES.has(row.family))) {
-    await convertVia(true, c.name, c.target)(); // warm-up
-    const polling = await repeat(RUNS, convertVia(false, c.name, c.target));
+    await convertVia(true, c.name, c.target, c.options)(); // warm-up
+    const polling = await repeat(RUNS, convertVia(false, c.name, c.target, c.options));
     // The stream runs and the bare runs alternate, so that a slow moment of the machine weighs on
     // both sides alike; the extra milliseconds are the median of each pair's difference, which a
     // slow moment shared by the pair leaves out.
@@ -548,7 +559,7 @@ try {
     for (let i = 0; i < overheadRuns(c.name); i++) {
       let cpuBefore = await cpuMs(service.child.pid!);
       const begin = performance.now();
-      const result = await client.convert(new Blob([files[c.name]!]), c.name, c.target, { events: true, pollIntervalMs: 500 });
+      const result = await client.convert(new Blob([files[c.name]!]), c.name, c.target, { events: true, pollIntervalMs: 500, ...(c.options ? { options: c.options } : {}) });
       streamSamples.push(performance.now() - begin);
       serviceCpu.job.push(await cpuMs(service.child.pid!) - cpuBefore);
       jobIds.push(result.record.job_id);
@@ -562,7 +573,8 @@ try {
     const extra = stat(streamSamples.map((sample, i) => sample - bareSamples[i]!));
     const ratios = streamSamples.map((sample, i) => sample / bareSamples[i]!);
     const digits = c.name.startsWith('large.') ? 3 : 2;
-    overheadRows.push([c.family, `${c.name} → ${c.target} (${(files[c.name]!.length / 1024).toFixed(0)} KB)`, fmt(polling), fmt(stream), `${c.bareLabel}: ${fmt(bare)}`,
+    const withOptions = c.options ? ` ${Object.entries(c.options).map(([key, value]) => `${key}=${value}`).join(' ')}` : '';
+    overheadRows.push([c.family, `${c.name} → ${c.target}${withOptions} (${(files[c.name]!.length / 1024).toFixed(0)} KB)`, fmt(polling), fmt(stream), `${c.bareLabel}: ${fmt(bare)}`,
       `${extra.median.toFixed(0)} ms / ${ratioText(ratios, digits)}`]);
     if (c.name.startsWith('large.')) {
       // The job as the worker saw it (its log line): what lies outside the engine step is the
