@@ -5,7 +5,8 @@
 // the GeoJSON's rings from its JSON, both filled by Pillow; the drawing is compared with the
 // black/white shape of the source (its luminance thresholded by Pillow). The options do what
 // they say (threshold takes lighter greys in, invert traces the background, turdsize drops
-// specks, color fills the outline); png → pdf stays img2pdf's. Hostile: a noise picture ends in
+// specks, color fills the outline); png → pdf stays img2pdf's unless trace=true asks for the
+// traced outline as a PDF (drawn by pdftoppm, no picture in it by pdfimages). Hostile: a noise picture ends in
 // a result or a clean error, a header declaring 60000 × 60000 pixels is refused before any
 // engine, and option values that are not numbers, out of range or not colours are refused (422).
 import assert from 'node:assert/strict';
@@ -13,14 +14,16 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { download, expectError, fetchCatalogue, mapInFlight, runWithOptions, submitOk, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
+import { download, expectError, fetchCatalogue, mapInFlight, runWithOptions, submitOk, submitWithOptions, waitForJob, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { IMAGE_HEIGHT, IMAGE_WIDTH, noisePng, sampleImage } from './helpers/fixtures.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
 const CHECK = path.join(import.meta.dirname, 'helpers', 'trace_check.py');
 const TARGETS = ['svg', 'eps', 'dxf', 'geojson'] as const;
-const MIME: Record<string, string> = { svg: 'image/svg+xml', eps: 'application/postscript', dxf: 'image/vnd.dxf', geojson: 'application/geo+json' };
+const MIME: Record<string, string> = { svg: 'image/svg+xml', eps: 'application/postscript', dxf: 'image/vnd.dxf', geojson: 'application/geo+json', pdf: 'application/pdf' };
+/** The sources traced into a PDF with trace=true (potrace's own edges: the formats sharp reads). */
+const PDF_SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif'];
 /**
  * Share of pixels where a drawn outline agrees with its source's shape. A traced shape smooths
  * its corners and stairs into curves: on the drawings here the agreement was 0.97-0.99 measured;
@@ -40,7 +43,7 @@ const BILEVEL = new Set(['pbm', 'xbm', 'wbmp', 'otb', 'cals']);
 const MIN_BILEVEL_SHARE = 0.65;
 
 interface TraceFacts {
-  share: number; dark: number; bbox: [number, number, number, number] | null; colour?: string;
+  share: number; dark: number; bbox: [number, number, number, number] | null; colour?: string; images?: number; pages?: number;
   paths?: number; fills?: string[]; bounding_box?: number[]; sections?: string[]; entities?: Record<string, number>;
   within?: boolean; type?: string; geometries?: string[];
 }
@@ -141,6 +144,37 @@ describe('a black disc and bar trace to each target, read back by other tools', 
         assert.equal(facts.within, true, 'every vertex within the image');
       }
     });
+  }
+});
+
+test('pdf with trace=true is the outline, not the picture, from every format sharp reads; without trace the picture PDF stays', async () => {
+  const failures: string[] = [];
+  const origin = await writeTemp(await sampleImage('png'), 'origin.png');
+  await mapInFlight(PDF_SOURCES, 3, async (source) => {
+    try {
+      const output = await traced(await sampleImage(source), `sample.${source}`, 'pdf', { trace: 'true', color: '#aa0000' });
+      const facts = await check('pdf', output, origin);
+      if (facts.images !== 0) failures.push(`${source}: ${facts.images} pictures in the traced PDF`);
+      if (facts.pages !== 1) failures.push(`${source}: ${facts.pages} pages`);
+      if (!(facts.share >= MIN_SAMPLE_SHARE)) failures.push(`${source}: share ${facts.share}`);
+      if (facts.colour !== '#aa0000') failures.push(`${source}: filled with ${facts.colour}`);
+    } catch (error) {
+      failures.push(`${source}: ${(error as Error).message.split('\n')[0]}`);
+    }
+  });
+  assert.deepEqual(failures, []);
+  const discovery = await (await fetch(`${server.url}/api/formats/png/pdf`)).json() as { steps: string[]; options: Array<{ name: string }> };
+  assert.deepEqual(discovery.steps, ['img2pdf'], 'a client sending only file and target keeps the picture PDF');
+  assert.ok(discovery.options.some((option) => option.name === 'trace'), 'trace is listed for png → pdf');
+  // A picture PDF without the option: one picture, as before.
+  const plain = await traced(await sampleImage('png'), 'sample.png', 'pdf');
+  assert.equal((await check('pdf', plain, origin)).images, 1, 'without trace: the picture');
+  // trace=false, and a tracing option without trace=true, are refused rather than guessed at.
+  for (const options of [{ trace: 'false' }, { threshold: '60' }] as Array<Record<string, string>>) {
+    const response = await submitWithOptions(server.url, await sampleImage('png'), 'sample.png', 'pdf', options);
+    const body = await response.json() as { error: { code: string; option?: string } };
+    assert.equal(response.status, 422, `${JSON.stringify(options)}: ${JSON.stringify(body)}`);
+    assert.equal(body.error.option, 'trace');
   }
 });
 

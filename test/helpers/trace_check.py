@@ -3,7 +3,8 @@ shape with the black/white shape of a reference picture.
 
     trace_check.py KIND OUTPUT REFERENCE THRESHOLD INVERT WIDTH HEIGHT
 
-KIND is svg (parsed as XML, drawn by rsvg-convert), eps (drawn by Ghostscript), dxf (its ENTITIES'
+KIND is svg (parsed as XML, drawn by rsvg-convert), eps (drawn by Ghostscript), pdf (drawn by
+pdftoppm, its pictures counted by pdfimages), dxf (its ENTITIES'
 polylines read from the group codes, filled even-odd by Pillow) or geojson (parsed as JSON, its
 rings filled even-odd by Pillow). A vertex may lie up to a pixel outside the image: potrace's
 curves round a dithered edge pixel past it. REFERENCE is thresholded at THRESHOLD percent of full
@@ -47,6 +48,14 @@ elif kind == 'eps':
     png = os.path.join(tmp, 'drawn.png')
     subprocess.run(['gs', '-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=png16m', '-r72', '-dEPSCrop', f'-sOutputFile={png}', output], check=True)
     drawn = Image.open(png).convert('RGB')
+elif kind == 'pdf':
+    # Drawn by poppler at the page's own size (potrace's page is the image's, in points); the
+    # pictures it holds counted by pdfimages: a traced PDF holds none, only the outline.
+    listed = subprocess.run(['pdfimages', '-list', output], check=True, capture_output=True, text=True).stdout.splitlines()[2:]
+    facts['images'] = len([line for line in listed if line.strip()])
+    facts['pages'] = int(next(line for line in subprocess.run(['pdfinfo', output], check=True, capture_output=True, text=True).stdout.splitlines() if line.startswith('Pages:')).split()[1])
+    subprocess.run(['pdftoppm', '-png', '-singlefile', '-scale-to-x', str(width), '-scale-to-y', str(height), output, os.path.join(tmp, 'drawn')], check=True)
+    drawn = Image.open(os.path.join(tmp, 'drawn.png')).convert('RGB')
 elif kind == 'dxf':
     lines = open(output, encoding='latin1').read().splitlines()
     pairs = [(lines[i].strip(), lines[i + 1].strip()) for i in range(0, len(lines) - 1, 2)]

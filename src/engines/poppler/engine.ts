@@ -73,8 +73,9 @@ const EDGES: ConversionEdge[] = [
   ...Object.keys(IMAGE_TARGETS).map((to) => ({ from: 'pdf', to, cost: 2, endsRoute: true, firstPageOnly: true, options: IMAGE_OPTIONS })),
   // Every page (of a page_range) in a ZIP: after LibreOffice, every page or slide of a document.
   // A document's pages, not an image wrapped in a one-page PDF by img2pdf (every image would list
-  // zip), nor a TIFF's pages OCR'd into a PDF by tesseract only to be drawn again as pictures.
-  { from: 'pdf', to: 'zip', cost: 3, endsRoute: true, options: ZIP_OPTIONS, notAfter: ['img2pdf', 'tesseract'] },
+  // zip), nor a TIFF's pages OCR'd into a PDF by tesseract, or an image traced into one by potrace,
+  // only to be drawn again as pictures.
+  { from: 'pdf', to: 'zip', cost: 3, endsRoute: true, options: ZIP_OPTIONS, notAfter: ['img2pdf', 'tesseract', 'potrace'] },
   // An Illustrator file's first page (its PDF content, inkscape/formats.ts), drawn by the PDF
   // renderer so its embedded fonts draw as they are (issue #31). For the uploaded file only.
   { from: 'ai', to: 'png', cost: 2, chainable: false, options: IMAGE_OPTIONS },

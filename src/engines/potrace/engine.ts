@@ -7,11 +7,11 @@
 // own readers (it reads only the PGM made here). A single-colour trace: the dark parts (or, with
 // invert, the light ones) become filled outlines of one colour; colours and greys are not kept.
 //
-// No pdf target: potrace's -b pdf would put an outline in a PDF, while png/jpg → pdf is img2pdf's
-// (the picture itself in a PDF, cost 1). An edge cheap enough to be routed would take those pairs
-// from img2pdf; one dear enough to keep them there would never be routed for any raster format
-// (each reaches img2pdf's pdf more cheaply), so it would be an edge no pair uses. A traced PDF is
-// svg → pdf one day, if asked for.
+// The traced PDF is asked for with option trace=true (target pdf): png, jpg, ... → pdf stays
+// img2pdf's picture PDF for a client that sends only file and target (this edge costs more), and
+// the planner takes the route applying most options, so trace=true moves the job here (as
+// ocr=true moves it to Tesseract). trace=false, or a tracing option without trace=true, is
+// refused (422) rather than read as a wish for a traced PDF or silently dropped.
 //
 // Hostile here: a noisy picture, whose outline is a path per speck (a 1-megapixel noise image
 // gives tens of megabytes of SVG). potrace drops specks of up to turdsize pixels (2 by default, as
@@ -24,15 +24,15 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { booleanOption, narrow, numberOption, OPTIONS, rgbHex, rgbOption, type OptionSpec } from '../options.ts';
+import { booleanOption, narrow, numberOption, OPTIONS, rgbHex, rgbOption, type OptionSpec, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const POTRACE = '/usr/bin/potrace';
 
 /** The formats sharp decodes in its sandbox: the inputs potrace's greymap is made from. */
 export const TRACED_SOURCES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif'] as const;
-/** potrace's backends (-b) and the targets they write. */
-export const TRACED_TARGETS = ['svg', 'eps', 'dxf', 'geojson'] as const;
+/** potrace's backends (-b) and the targets they write (pdf with trace=true). */
+export const TRACED_TARGETS = ['svg', 'eps', 'dxf', 'geojson', 'pdf'] as const;
 type TracedTarget = (typeof TRACED_TARGETS)[number];
 
 /** The default blacklevel, in percent: potrace's own 0.5. */
@@ -41,7 +41,7 @@ const DEFAULT_THRESHOLD = 50;
 const DEFAULT_TURDSIZE = 2;
 
 const COMMON: readonly OptionSpec[] = [OPTIONS.threshold, narrow(OPTIONS.turdsize, { default: DEFAULT_TURDSIZE }), OPTIONS.invert];
-/** svg and eps fill their outlines with a colour; dxf and geojson have no fill to colour. */
+/** svg, eps and pdf fill their outlines with a colour; dxf and geojson have no fill to colour. */
 const FILLED: readonly OptionSpec[] = [...COMMON, OPTIONS.color];
 
 // An outline ends its route: a traced SVG is not a picture to trace, render or convert again (an
@@ -51,9 +51,27 @@ const FILLED: readonly OptionSpec[] = [...COMMON, OPTIONS.color];
 // sharp (whose inputs all have an edge here, so a sharp step before one only ever came from
 // rsvg's PNG: svg → png → jpg → dxf). Tracing the rendering of an SVG throws its own curves away
 // for approximations of them, which no one converting svg → dxf wants.
-const EDGES: ConversionEdge[] = TRACED_SOURCES.flatMap((from) => TRACED_TARGETS.map((to): ConversionEdge => ({
-  from, to, cost: 2, endsRoute: true, notAfter: ['rsvg', 'sharp'], options: to === 'svg' || to === 'eps' ? FILLED : COMMON,
-})));
+const TRACE_OPTION = OPTIONS.trace;
+
+/** The traced PDF only with trace=true: false is the picture PDF's route, and a tracing option alone no wish for an outline. */
+function traceMustBeTrue(options: StepOptions): void {
+  const trace = booleanOption(options, 'trace');
+  if (trace === true) return;
+  const reason = trace === false
+    ? 'Option "trace": false is what the conversion does without it (the picture in a PDF, through img2pdf): leave the option out, or send trace=true for the traced outline.'
+    : 'The tracing options make a traced PDF: send trace=true with them (without it, the PDF is the picture itself).';
+  throw new ConvertdError('invalid_option', reason, { option: 'trace', reason: trace === false ? 'false is the default route: leave the option out' : 'needed by the tracing options', values: [true] });
+}
+
+const EDGES: ConversionEdge[] = TRACED_SOURCES.flatMap((from) => TRACED_TARGETS.map((to): ConversionEdge => (to === 'pdf'
+  // Cost 8: dearer than every img2pdf route to pdf, so that a job without trace=true stays there.
+  // Not endsRoute (as the outlines are): the planner's walk of targets follows a format from the
+  // engine that first reached it, so an ending pdf here hid avif → pdf → pdfa; nor unchainable, for
+  // the same reason. It never becomes the middle of a longer route: trace counts on a route's last
+  // step only, and without it img2pdf's way is cheaper (as with Tesseract's searchable PDF); a
+  // PDF's pages as a ZIP never follow it (poppler's notAfter), as they never follow img2pdf's.
+  ? { from, to, cost: 8, notAfter: ['rsvg', 'sharp'], options: [TRACE_OPTION, ...FILLED], checkOptions: traceMustBeTrue }
+  : { from, to, cost: 2, endsRoute: true, notAfter: ['rsvg', 'sharp'], options: to === 'svg' || to === 'eps' ? FILLED : COMMON })));
 
 /** The tiny greymap of the start-up probe: 16 × 16 white with a black 8 × 8 square. */
 function probeGreymap(): Buffer {
@@ -68,6 +86,7 @@ const WROTE: Record<TracedTarget, RegExp> = {
   eps: /^%!PS-Adobe-[\d.]+ EPSF/,
   dxf: /\bENTITIES\b[\s\S]*\bPOLYLINE\b/,
   geojson: /"FeatureCollection"[\s\S]*"Polygon"/,
+  pdf: /^%PDF-[\s\S]*\/Contents\b/,
 };
 
 export class PotraceEngine implements Engine {
@@ -134,6 +153,6 @@ export function traceArguments(to: TracedTarget, options: ConvertRequest['option
   const args = ['-b', to, '-k', (threshold / 100).toFixed(4), '-t', String(Math.trunc(turdsize))];
   if (booleanOption(options, 'invert')) args.push('-i');
   const colour = rgbOption(options, 'color');
-  if (colour && (to === 'svg' || to === 'eps')) args.push('--color', rgbHex(colour));
+  if (colour && (to === 'svg' || to === 'eps' || to === 'pdf')) args.push('--color', rgbHex(colour));
   return args;
 }
