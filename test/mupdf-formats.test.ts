@@ -1,6 +1,6 @@
 // XPS and OpenXPS through MuPDF (issue #31): every pair /api/formats lists for xps and oxps (the
 // mupdf engine's pdf, png, svg and txt, and on from its PDF: PDF/A, JPEG, WebP and TIFF pages, a
-// ZIP of pages), and an uploaded PDF's page as SVG, convert through the HTTP API; each output is
+// ZIP of pages), and an uploaded PDF's page as SVG and as PNG, convert through the HTTP API; each output is
 // checked by tools that are not MuPDF: pdfinfo and pdftotext for the PDFs, Pillow for the pictures
 // (the fill of each page where the page drew it), rsvg-convert drawing the SVGs, read_document.py
 // for the chained formats. The samples are written here: packages of a FixedDocumentSequence, a
@@ -288,6 +288,23 @@ test('xps → png: the first page, or the first of a page_range, at 150 dpi or a
   assert.match(final.error?.message ?? '', /pixel_density.*5100 × 6600/);
   const beyond = await job(samples['book.xps']!, 'book.xps', 'png', { page_range: '4' });
   assert.equal(beyond.final.error?.code, 'invalid_option', JSON.stringify(beyond.final.error));
+});
+
+test('an uploaded PDF → png is MuPDF\'s (a document made a PDF on the way stays poppler\'s): the page of a page_range, at 150 dpi or a pixel_density', async () => {
+  const route = async (source: string) => ((await (await fetch(`${server.url}/api/formats/${source}/png`)).json()) as { steps: string[] }).steps;
+  assert.deepEqual(await route('pdf'), ['mupdf']);
+  assert.deepEqual(await route('docx'), ['libreoffice', 'poppler']);
+  // The PDF is MuPDF's own of the XPS sample, its pages read back by poppler above.
+  const pdf = await fs.readFile(await converted(samples['book.xps']!, 'book.xps', 'pdf'));
+  const first = pixelsOf(await converted(pdf, 'book.pdf', 'png'), POINTS)[0]!;
+  assert.deepEqual([first.width, first.height, first.format], [1275, 1650, 'PNG']);
+  assertPage(first, 1, 'pdf → png of page 1');
+  const second = pixelsOf(await converted(pdf, 'book.pdf', 'png', { page_range: '2', pixel_density: '48' }), POINTS)[0]!;
+  assert.deepEqual([second.width, second.height], [408, 528]);
+  assertPage(second, 2, 'pdf → png of page 2 at 48 dpi');
+  const dense = await job(pdf, 'book.pdf', 'png', { pixel_density: '600' });
+  assert.equal(dense.final.error?.code, 'invalid_option', JSON.stringify(dense.final.error));
+  assert.match(dense.final.error?.message ?? '', /pixel_density/);
 });
 
 test('xps → svg and pdf → svg: a page as well-formed SVG that rsvg-convert draws like the page; page_range picks it', async () => {

@@ -1,6 +1,7 @@
 // XPS and OpenXPS with MuPDF (mutool draw): the document as a PDF (every page, or those of a
 // page_range), a page as a PNG or an SVG (the first, or the first of a page_range), the text; and
-// a PDF's page as an SVG, which no other engine writes. Before a tool renders anything the document is measured by MuPDF itself (mutool run on
+// a PDF's page as an SVG, which no other engine writes, and an uploaded PDF's page as a PNG
+// (faster than poppler's; see EDGES). Before a tool renders anything the document is measured by MuPDF itself (mutool run on
 // a small script: its page count and the size of the page to render), and held to the same caps
 // as a PDF: at most MAX_PDF_PAGES pages, pages up to MAX_PAGE_POINTS a side, a rendered page within
 // the pixel cap. An uploaded PDF goes through poppler's pdfinfo gate first, as in the poppler
@@ -86,6 +87,12 @@ const EDGES: ConversionEdge[] = [
   // formats, each of which must first be proven by the suites that convert every listed pair.
   // After Ghostscript's PDF of an EPS or a PostScript file it is their SVG (eps → svg, ps → svg).
   { from: 'pdf', to: 'svg', cost: 2, chainable: false, chainsAfter: ['ghostscript'], endsRoute: true, firstPageOnly: true, options: SVG_OPTIONS },
+  // An uploaded PDF's page as a PNG: MuPDF draws it 3 to 6 times faster than poppler's pdftoppm,
+  // as close to a reference rendering (BENCHMARKS.md, "MuPDF against poppler"), so it is cheaper
+  // here than poppler's edge (2), which stays for jpg, tiff and webp, for a ZIP of pages, and for
+  // a document made a PDF on the way (docx → pdf → png): those pages are the ones the suites of
+  // every document family check, and MuPDF's would have to be proven there first.
+  { from: 'pdf', to: 'png', cost: 1, chainable: false, endsRoute: true, firstPageOnly: true, options: PNG_OPTIONS },
 ];
 
 /** mutool draw's output format per target. */
@@ -127,6 +134,7 @@ export class MupdfEngine implements Engine {
       if ((await run(MUTOOL, ['draw', '-q', '-F', 'svg', '-o', './probe-%d.svg', './probe.xps', '1'], options)).exitCode === 0 && await starts('probe-1.svg', /<svg/)) works.add('xps svg');
       if ((await run(MUTOOL, ['draw', '-q', '-F', 'txt', '-o', './probe.txt', './probe.xps', '1'], options)).exitCode === 0) works.add('xps txt');
       if (works.has('xps pdf') && (await run(MUTOOL, ['draw', '-q', '-F', 'svg', '-o', './probe-pdf-%d.svg', './probe.pdf', '1'], options)).exitCode === 0 && await starts('probe-pdf-1.svg', /<svg/)) works.add('pdf svg');
+      if (works.has('xps pdf') && (await run(MUTOOL, ['draw', '-q', '-F', 'png', '-r', '72', '-o', './probe-pdf.png', './probe.pdf', '1'], options)).exitCode === 0 && await starts('probe-pdf.png', /^\x89PNG/)) works.add('pdf png');
       if (works.size === 0) throw new Error('mutool converted nothing');
       return EDGES.filter((edge) => works.has(`${edge.from === 'pdf' ? 'pdf' : 'xps'} ${edge.to}`));
     });
