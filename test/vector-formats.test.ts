@@ -14,7 +14,8 @@
 // EMF and WMF of it, and a VSDX of the same layout (helpers/make_vsdx.py). Each output must hold the two shapes where
 // the source has them: left and right halves of the drawing's extent, the circle's corner empty.
 // Hostile inputs (docs/security.md#inkscape): images, XInclude, entities and CSS @import naming a secret file planted on disk and a URL; a billion laughs, a use-bomb,
-// a huge canvas; a DXF with an IMAGEDEF naming the secret. (EMF, WMF and EPS are not Inkscape's inputs here.)
+// a huge canvas; a DXF with an IMAGEDEF naming the secret; a VSDX whose page declares an external
+// entity naming the secret and a billion laughs. (EPS is never Inkscape's input here.)
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import sharp from 'sharp';
 import { download, expectError, fetchCatalogue, mapInFlight, runWithOptions, submit, type CatalogueEntry, type ProgressRecord } from './helpers/client.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
@@ -428,6 +430,25 @@ test('a metafile\'s Cyrillic and Chinese text: an EMF\'s keeps its letters; a WM
   const refused = await run(written.wmf!, 'scripts.wmf', 'eps');
   assert.equal(refused.error?.code, 'conversion_failed', JSON.stringify(refused.error ?? refused.status));
   assert.match(refused.error!.message, /Cyrillic|Chinese/);
+});
+
+test('a Visio drawing\'s XML entities are never expanded: one naming a file on disk, and a billion laughs, convert to nothing', async () => {
+  // libvisio (inside Inkscape, as inside LibreOffice) reads the page's XML without substituting
+  // entities: measured, the text "A &xxe; B &lol; C" comes out "A  B  C" in both.
+  const marker = `visio-secret-${Math.random().toString(36).slice(2)}`;
+  const secret = path.join(work, 'visio-secret.txt');
+  await fs.writeFile(secret, `${marker}\n`);
+  const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`).join('');
+  const doctype = `<!DOCTYPE PageContents [<!ENTITY xxe SYSTEM "file://${secret}"><!ENTITY l0 "lol">${laughs}]>`;
+  const parts = unzipSync(new Uint8Array(samples.vsdx!));
+  const page = strFromU8(parts['visio/pages/page1.xml']!).replace('?>', `?>${doctype}`).replace('<Text>Quokka</Text>', '<Text>A &xxe; B &l9; C</Text>');
+  assert.match(page, /&xxe;/, 'the entities are in the page');
+  const hostile = Buffer.from(zipSync({ ...parts, 'visio/pages/page1.xml': strToU8(page) }));
+  for (const target of ['emf', 'eps']) {
+    const output = readFileSync(await converted(hostile, 'hostile.vsdx', target));
+    for (const encoding of ['latin1', 'utf16le'] as const) assert.ok(!output.toString(encoding).includes(marker), `vsdx → ${target}: the file's text is not in the output`);
+    assert.ok(output.length < 1_000_000, `vsdx → ${target}: no billion laughs (${output.length} bytes)`);
+  }
 });
 
 test('a DXF naming a file on disk (IMAGEDEF) converts without it', async () => {
