@@ -137,7 +137,7 @@ test('an engine whose probe leaves state restores it from the facts it found; on
   }
 });
 
-test('a service whose probes were recalled offers and does what a probed one does (catalogue, options, 7-Zip fallback, PDF/A intent)', async () => {
+test('a service whose probes were recalled offers and does what a probed one does (catalogue, options, 7-Zip fallback, PDF/A intent, LaTeX\'s fonts)', async () => {
   const dir = await cacheDir();
   const base = { CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off' };
   const probed = await startServer({ ...base, CONVERTD_PROBE_CACHE_DIR: dir });
@@ -148,10 +148,7 @@ test('a service whose probes were recalled offers and does what a probed one doe
   };
   const expected = await described(probed);
   await probed.stop();
-  // Every engine but latex: its probe builds the font database its jobs copy (about 10 s), state
-  // a remembered probe would not leave, so it probes at every start (src/engines/latex/engine.ts).
-  const unremembered = new Set(['latex']);
-  assert.deepEqual((await readdir(dir)).sort(), ENGINE_MODULES.filter((module) => !unremembered.has(module.id)).map((module) => `${module.id}.json`).sort(), 'every engine remembered');
+  assert.deepEqual((await readdir(dir)).sort(), ENGINE_MODULES.map((module) => `${module.id}.json`).sort(), 'every engine remembered');
 
   const recalled = await startServer({ ...base, CONVERTD_PROBE_CACHE_DIR: dir });
   try {
@@ -164,6 +161,11 @@ test('a service whose probes were recalled offers and does what a probed one doe
     const { bytes: zip } = await convert(recalled.url, await readFile(path.join(work, 'deflate64.7z')), 'deflate64.7z', 'zip');
     const member = execFileSync('python3', ['-c', 'import io, sys, zipfile; sys.stdout.write(zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read())).read("note.txt").decode())'], { input: zip, encoding: 'utf8' });
     assert.equal(member, 'kept through Deflate64\n');
+    // LaTeX, whose font database a recalled probe leaves to the first job: Japanese in real glyphs.
+    const { bytes: typeset } = await convert(recalled.url, Buffer.from('\\documentclass{article}\n\\begin{document}\nRecalled 日本語\n\\end{document}\n'), 'note.tex', 'pdf');
+    await writeFile(path.join(work, 'typeset.pdf'), typeset);
+    assert.match(execFileSync('pdftotext', [path.join(work, 'typeset.pdf'), '-']).toString('utf8'), /Recalled\s+日本語/);
+    assert.match(execFileSync('pdffonts', [path.join(work, 'typeset.pdf')]).toString('utf8'), /Noto\S*CJK/i, 'the Japanese is set in the fallback face');
     const { bytes: pdf } = await convert(recalled.url, Buffer.from(TEXT_SAMPLES.md!), 'note.md', 'pdf');
     const { bytes: pdfa } = await convert(recalled.url, pdf, 'note.pdf', 'pdfa');
     await writeFile(path.join(work, 'out.pdf'), pdfa);

@@ -6,7 +6,7 @@ import { FORMATS } from './formats.ts';
 
 export default defineEngine({
   id: 'latex',
-  summary: 'latexmk -lualatex (no shell escape, kpathsea openin_any=p/openout_any=p, at most 4 runs), Noto fallback fonts for non-Latin scripts (luaotfload), the font cache built once by the probe',
+  summary: 'latexmk -lualatex (no shell escape, kpathsea openin_any=p/openout_any=p, at most 4 runs), Noto fallback fonts for non-Latin scripts (luaotfload), the font cache built once by the probe (by the first job when the probe is remembered)',
   // texlive-luatex + texlive-latex-recommended + latexmk: 217 MB installed (80 MB of packages, 57 s
   // to install here), where texlive-xetex pulls texlive-latex-extra and more; texlive-plain-generic
   // (65 MB more, 29 MB of package, 18 s) brings ulem, which pandoc's own LaTeX loads for strikeout. The fallback fonts are
