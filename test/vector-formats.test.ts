@@ -432,22 +432,32 @@ test('a metafile\'s Cyrillic and Chinese text: an EMF\'s keeps its letters; a WM
   assert.match(refused.error!.message, /Cyrillic|Chinese/);
 });
 
-test('a Visio drawing\'s XML entities are never expanded: one naming a file on disk, and a billion laughs, convert to nothing', async () => {
+test('a Visio drawing\'s XML entities are never expanded: one naming a file on disk converts without it, a billion laughs ends in a clean error', async () => {
   // libvisio (inside Inkscape, as inside LibreOffice) reads the page's XML without substituting
-  // entities: measured, the text "A &xxe; B &lol; C" comes out "A  B  C" in both.
+  // entities: measured, the text "A &xxe; B C" comes out "A  B  C" in both. A billion laughs
+  // leaves the page unparsed: an empty drawing, refused rather than written as an empty file.
   const marker = `visio-secret-${Math.random().toString(36).slice(2)}`;
   const secret = path.join(work, 'visio-secret.txt');
   await fs.writeFile(secret, `${marker}\n`);
-  const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`).join('');
-  const doctype = `<!DOCTYPE PageContents [<!ENTITY xxe SYSTEM "file://${secret}"><!ENTITY l0 "lol">${laughs}]>`;
   const parts = unzipSync(new Uint8Array(samples.vsdx!));
-  const page = strFromU8(parts['visio/pages/page1.xml']!).replace('?>', `?>${doctype}`).replace('<Text>Quokka</Text>', '<Text>A &xxe; B &l9; C</Text>');
-  assert.match(page, /&xxe;/, 'the entities are in the page');
-  const hostile = Buffer.from(zipSync({ ...parts, 'visio/pages/page1.xml': strToU8(page) }));
+  const withPage = (doctype: string, text: string) => {
+    const page = strFromU8(parts['visio/pages/page1.xml']!).replace('?>', `?>${doctype}`).replace('<Text>Quokka</Text>', `<Text>${text}</Text>`);
+    assert.match(page, /<!DOCTYPE/, 'the entities are in the page');
+    return Buffer.from(zipSync({ ...parts, 'visio/pages/page1.xml': strToU8(page) }));
+  };
+  const external = withPage(`<!DOCTYPE PageContents [<!ENTITY xxe SYSTEM "file://${secret}">]>`, 'A &xxe; B C');
   for (const target of ['emf', 'eps']) {
-    const output = readFileSync(await converted(hostile, 'hostile.vsdx', target));
+    const file = await converted(external, 'external.vsdx', target);
+    const output = readFileSync(file);
     for (const encoding of ['latin1', 'utf16le'] as const) assert.ok(!output.toString(encoding).includes(marker), `vsdx → ${target}: the file's text is not in the output`);
-    assert.ok(output.length < 1_000_000, `vsdx → ${target}: no billion laughs (${output.length} bytes)`);
+    if (target === 'emf') assertTwoShapes(await shapes('emf', file), 0.444, 0.556, true, 'vsdx → emf with an external entity', 0.05);
+  }
+  const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`).join('');
+  const bomb = withPage(`<!DOCTYPE PageContents [<!ENTITY l0 "lol">${laughs}]>`, 'A &l9; C');
+  for (const target of ['emf', 'eps']) {
+    const record = await run(bomb, 'laughs.vsdx', target);
+    assert.equal(record.error?.code, 'conversion_failed', `vsdx → ${target}: ${JSON.stringify(record.error ?? record.status)}`);
+    assert.match(record.error!.message, /nothing Inkscape could read/);
   }
 });
 

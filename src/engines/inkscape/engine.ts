@@ -211,9 +211,20 @@ export class InkscapeEngine implements Engine {
         request.onProgress(0.7);
       }
     } else if (DRAWING_IMPORTS.includes(from)) {
-      // Inkscape chooses the import by the name; it imports the first page.
-      drawing = path.join(workDir, `drawing.${from}`);
-      await fs.link(input, drawing).catch(() => fs.copyFile(input, drawing));
+      // Inkscape chooses the import by the name; it imports the first page, as an SVG first: a
+      // page libvisio or libcdr could not parse (a billion laughs in a VSDX page) is an empty
+      // drawing, which Inkscape would write as an empty EMF and call done.
+      const upload = path.join(workDir, `drawing.${from}`);
+      await fs.link(input, upload).catch(() => fs.copyFile(input, upload));
+      drawing = path.join(workDir, 'imported.svg');
+      await this.ensureExported(await this.export(upload, drawing, 'svg', workDir, run), drawing, 'svg');
+      const svg = await fs.readFile(drawing, 'utf8');
+      if (!drawsSomething(svg)) {
+        throw new ConvertdError('conversion_failed', `The drawing's first page holds nothing Inkscape could read: it is empty, or its ${from === 'cdr' ? 'CorelDRAW' : 'Visio'} data could not be parsed.`);
+      }
+      // The import's SVG is the import's own making of the file's data; it goes through the same rewrite as an upload.
+      await fs.writeFile(drawing, selfContainedSvg(svg), { mode: 0o644 });
+      request.onProgress(0.5);
     } else if (from === 'emf' || from === 'wmf') {
       // Inkscape chooses its metafile import by the name. A metafile names no other file, and
       // every target here is vector: nothing is drawn at the drawing's own size. A WMF's fonts
