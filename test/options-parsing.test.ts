@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConvertdError } from '../src/errors.ts';
-import { checkOptions, narrow, OPTIONS, pageRuns, parseOption, selectPages, type OptionSpec } from '../src/engines/options.ts';
+import { checkOptions, narrow, OPTIONS, pageRuns, parseOption, refuseFalse, selectPages, type OptionSpec } from '../src/engines/options.ts';
 
 function refused(spec: OptionSpec, raw: string): Record<string, unknown> {
   try {
@@ -91,4 +91,16 @@ test('options that bound each other are checked together', () => {
   assert.throws(() => checkOptions(specs, { width: '200', height: '100' }, { maxImagePixels: 10_000 }), /pixels/);
   assert.throws(() => checkOptions(specs, { trim_start: '10', trim_end: '5' }, { maxImagePixels: 1 }), /trim_end/);
   assert.deepEqual(checkOptions(specs, { unknown: 'x' }, { maxImagePixels: 1 }), {}, 'names without a spec are the caller\'s to ignore');
+});
+
+test('refuseFalse: an option that turns an edge on refuses false (the cheaper route\'s default), lets true and absence through', () => {
+  assert.doesNotThrow(() => refuseFalse({}, 'ocr', 'a picture PDF', 'for a searchable PDF'));
+  assert.doesNotThrow(() => refuseFalse({ ocr: true }, 'ocr', 'a picture PDF', 'for a searchable PDF'));
+  assert.throws(() => refuseFalse({ ocr: false }, 'ocr', 'a picture PDF', 'for a searchable PDF'), (error: unknown) => {
+    assert.ok(error instanceof ConvertdError);
+    assert.equal(error.code, 'invalid_option');
+    assert.equal(error.message, 'Option "ocr": false is what the conversion does without it (a picture PDF): leave the option out, or send ocr=true for a searchable PDF.');
+    assert.deepEqual(error.details, { option: 'ocr', reason: 'false is the default route: leave the option out', values: [true] });
+    return true;
+  });
 });

@@ -25,8 +25,6 @@ export interface RasterImages {
  * policy: what lets an engine that takes only PNGs it trusts (tesseract) read a BMP upload.
  */
 export interface OtherRasterImages {
-  /** The formats it decodes. */
-  readonly reads: readonly string[];
   /** Writes the step's input (a `from` image: its first frame, an icon's largest) as a PNG at `output`, under the step's limits. */
   toPng(request: Pick<ConvertRequest, 'input' | 'from' | 'workDir' | 'limits' | 'signal'>, output: string): Promise<void>;
 }

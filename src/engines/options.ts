@@ -158,6 +158,17 @@ export function numberOption(options: StepOptions | undefined, name: string): nu
   return typeof value === 'number' ? value : undefined;
 }
 
+/**
+ * For an edge that an option turns on (ocr, trace), dearer than the route taken without it:
+ * `name`=false is what that cheaper route does, refused (422) rather than taken as a reason to
+ * bring the job here. `without` says what the conversion gives without the option, `with` what
+ * true asks for.
+ */
+export function refuseFalse(options: StepOptions, name: string, without: string, withIt: string): void {
+  if (booleanOption(options, name) !== false) return;
+  throw new ConvertdError('invalid_option', `Option "${name}": false is what the conversion does without it (${without}): leave the option out, or send ${name}=true ${withIt}.`, { option: name, reason: 'false is the default route: leave the option out', values: [true] });
+}
+
 export function booleanOption(options: StepOptions | undefined, name: string): boolean | undefined {
   const value = options?.[name];
   return typeof value === 'boolean' ? value : undefined;

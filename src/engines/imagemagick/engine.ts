@@ -217,7 +217,6 @@ export class ImageMagickEngine implements Engine {
     this.context = context;
     this.capabilities = {
       'other-raster-images': {
-        reads: READS,
         toPng: (request, output) => this.convert({ ...request, output, to: 'png', options: {}, onProgress: () => {} }),
       },
     };

@@ -24,7 +24,7 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { booleanOption, narrow, numberOption, OPTIONS, rgbHex, rgbOption, type OptionSpec, type StepOptions } from '../options.ts';
+import { booleanOption, narrow, numberOption, OPTIONS, refuseFalse, rgbHex, rgbOption, type OptionSpec, type StepOptions } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
 
 const POTRACE = '/usr/bin/potrace';
@@ -55,12 +55,9 @@ const TRACE_OPTION = OPTIONS.trace;
 
 /** The traced PDF only with trace=true: false is the picture PDF's route, and a tracing option alone no wish for an outline. */
 function traceMustBeTrue(options: StepOptions): void {
-  const trace = booleanOption(options, 'trace');
-  if (trace === true) return;
-  const reason = trace === false
-    ? 'Option "trace": false is what the conversion does without it (the picture in a PDF, through img2pdf): leave the option out, or send trace=true for the traced outline.'
-    : 'The tracing options make a traced PDF: send trace=true with them (without it, the PDF is the picture itself).';
-  throw new ConvertdError('invalid_option', reason, { option: 'trace', reason: trace === false ? 'false is the default route: leave the option out' : 'needed by the tracing options', values: [true] });
+  refuseFalse(options, 'trace', 'the picture in a PDF, through img2pdf', 'for the traced outline');
+  if (booleanOption(options, 'trace') === true) return;
+  throw new ConvertdError('invalid_option', 'The tracing options make a traced PDF: send trace=true with them (without it, the PDF is the picture itself).', { option: 'trace', reason: 'needed by the tracing options', values: [true] });
 }
 
 const EDGES: ConversionEdge[] = TRACED_SOURCES.flatMap((from) => TRACED_TARGETS.map((to): ConversionEdge => (to === 'pdf'

@@ -48,7 +48,7 @@ import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
 import type { OtherRasterImages, RasterImages } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
-import { booleanOption, narrow, OPTIONS, OptionError, pageRangeOption, selectPages, type StepOptions, type StringSpec } from '../options.ts';
+import { booleanOption, narrow, OPTIONS, OptionError, pageRangeOption, refuseFalse, selectPages, type StepOptions, type StringSpec } from '../options.ts';
 import type { ConversionEdge, ConvertRequest, Engine, EngineLimits } from '../types.ts';
 import { MAX_OCR_PAGES, readPdfPages } from './pdf-pages.ts';
 import { MAX_TIFF_PAGES, readTiffPages } from './tiff-pages.ts';
@@ -106,8 +106,7 @@ export function languageOption(installed: readonly string[]): StringSpec {
 
 /** ocr=false would bring the job to this route for a PDF without text: refused before the job exists. */
 function ocrMustBeTrue(options: StepOptions): void {
-  if (booleanOption(options, 'ocr') !== false) return;
-  throw new ConvertdError('invalid_option', 'Option "ocr": false is what the conversion does without it (a picture PDF, through img2pdf): leave the option out, or send ocr=true for a searchable PDF.', { option: 'ocr', reason: 'false is the default route: leave the option out', values: [true] });
+  refuseFalse(options, 'ocr', 'a picture PDF, through img2pdf', 'for a searchable PDF');
 }
 
 /**
@@ -117,7 +116,7 @@ function ocrMustBeTrue(options: StepOptions): void {
 function tiffPdfOptions(options: StepOptions): void {
   ocrMustBeTrue(options);
   if (!pageRangeOption(options) || booleanOption(options, 'ocr') === true) return;
-  throw new ConvertdError('invalid_option', 'Option "page_range": a TIFF\'s pages are chosen for its searchable PDF: send ocr=true with it (without OCR, tiff → pdf is a picture of the first page).', { option: 'page_range', reason: 'needs ocr=true', values: [true] });
+  throw new ConvertdError('invalid_option', 'Option "page_range": a TIFF\'s pages are chosen for its searchable PDF: send ocr=true with it (without OCR, tiff → pdf is a picture of the first page).', { option: 'page_range', reason: 'needs ocr=true' });
 }
 
 /** Which pages of a multi-page TIFF are read. */
@@ -151,8 +150,7 @@ const PDF_PAGES = narrow(OPTIONS.page_range, { description: `Which pages of the 
 
 /** ocr=false on a PDF's route would OCR nothing: refused, as for an image's searchable PDF. */
 function pdfOcrMustBeTrue(options: StepOptions): void {
-  if (booleanOption(options, 'ocr') !== false) return;
-  throw new ConvertdError('invalid_option', 'Option "ocr": false is what the conversion does without it (the PDF\'s own text layer): leave the option out, or send ocr=true to read the pages that have no text.', { option: 'ocr', reason: 'false is the default route: leave the option out', values: [true] });
+  refuseFalse(options, 'ocr', 'the PDF\'s own text layer', 'to read the pages that have no text');
 }
 
 export function tesseractEdges(languages: readonly string[]): ConversionEdge[] {
