@@ -255,10 +255,10 @@ test('an encrypted archive fails at once with encrypted_input, never waiting for
   execFileSync('7z', ['a', '-bd', '-psecret', '-mem=ZipCrypto', path.join(dir, 'locked.zip'), 'secret.txt'], { cwd: dir, stdio: 'ignore' });
   execFileSync('7z', ['a', '-bd', '-psecret', '-mhe=on', path.join(dir, 'locked.7z'), 'secret.txt'], { cwd: dir, stdio: 'ignore' });
   for (const name of ['locked.zip', 'locked.7z']) {
-    const started = Date.now();
+    // A 7-Zip waiting on a password prompt would end at the engine's time limit as timeout, not
+    // encrypted_input: the code alone tells the two apart (no wall-clock bound on a busy CI machine).
     const final = await failure(await fs.readFile(path.join(dir, name)), name, 'tar');
     assert.equal(final.error?.code, 'encrypted_input', `${name}: ${JSON.stringify(final.error)}`);
-    assert.ok(Date.now() - started < 15_000);
   }
 });
 
