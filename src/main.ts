@@ -156,8 +156,10 @@ async function main(): Promise<void> {
     stateRoot: path.join(config.dataDir, 'engines'),
   });
   const probeCache = config.probeCacheDir ? await ProbeCache.open(config.probeCacheDir, {
-    settings: engineSettings,
-    machine: { sandbox: sandbox.settings, memory: limits.mode, engineMemoryMb: config.engineMemoryMb, maxOutputBytes: config.maxOutputBytes, maxImagePixels: config.maxImagePixels, maxMediaSeconds: config.maxMediaSeconds, engineTimeouts: config.engineTimeouts },
+    // An engine's own time limit keys its verdict, not every engine's: a service started with
+    // latex=60 re-probes LaTeX alone.
+    settings: new Map([...engineSettings].map(([id, settings]) => [id, { ...settings, timeoutSeconds: config.engineTimeouts[id] }])),
+    machine: { sandbox: sandbox.settings, memory: limits.mode, engineMemoryMb: config.engineMemoryMb, maxOutputBytes: config.maxOutputBytes, maxImagePixels: config.maxImagePixels, maxMediaSeconds: config.maxMediaSeconds },
   }) : undefined;
   const engines = await EngineRegistry.start(created.engines, log, catalogueOf(ENGINE_MODULES), created.failed, probeCache);
   const metrics = new Metrics({

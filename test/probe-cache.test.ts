@@ -76,10 +76,39 @@ test('other settings, another sandbox or a changed file make a remembered probe 
     assert.equal(engine.probes, 1, `probed again under ${JSON.stringify([...changed.settings.values(), changed.machine])}`);
   }
   // The file itself, damaged: probed again rather than trusted.
-  await fs.writeFile(path.join(dir, 'fake.json'), '{"key":');
+  const [remembered] = (await readdir(dir)).filter((name) => name.startsWith('fake-') && name.endsWith('.json')).sort();
+  assert.ok(remembered, 'a verdict was written');
+  for (const name of (await readdir(dir)).filter((name) => name.startsWith('fake-'))) await fs.writeFile(path.join(dir, name), '{"key":');
   const engine = fakeEngine(undefined);
   await EngineRegistry.start([engine], silent, formats, [], await ProbeCache.open(dir, conditions()));
   assert.equal(engine.probes, 1);
+});
+
+test('services started under different settings keep their own verdicts: alternating starts are recalled, not probed again', async () => {
+  const dir = await cacheDir();
+  const variants = [conditions(), conditions({ pool: 3 }), conditions({ pool: 2 }, { sandbox: 'off' })];
+  for (const variant of variants) {
+    const engine = fakeEngine(undefined);
+    await EngineRegistry.start([engine], silent, formats, [], await ProbeCache.open(dir, variant));
+    assert.equal(engine.probes, 1, 'the first start under these conditions probes');
+  }
+  for (const variant of [...variants].reverse()) {
+    const engine = fakeEngine(new Error('must not be probed'));
+    await EngineRegistry.start([engine], silent, formats, [], await ProbeCache.open(dir, variant));
+    assert.equal(engine.probes, 0, `recalled under ${JSON.stringify([...variant.settings.values(), variant.machine])}`);
+  }
+  assert.equal((await readdir(dir)).filter((name) => name.startsWith('fake-')).length, 3, 'one file per set of conditions');
+});
+
+test('stale verdicts do not pile up: an engine keeps the newest 64, and the newest is still recalled', async () => {
+  const dir = await cacheDir();
+  for (let pool = 1; pool <= 70; pool++) {
+    await EngineRegistry.start([fakeEngine(undefined)], silent, formats, [], await ProbeCache.open(dir, conditions({ pool })));
+  }
+  assert.equal((await readdir(dir)).filter((name) => name.startsWith('fake-')).length, 64);
+  const engine = fakeEngine(new Error('must not be probed'));
+  await EngineRegistry.start([engine], silent, formats, [], await ProbeCache.open(dir, conditions({ pool: 70 })));
+  assert.equal(engine.probes, 0);
 });
 
 test('a failed probe is not remembered: the next start probes again, and does not advertise the engine meanwhile', async () => {
@@ -148,7 +177,7 @@ test('a service whose probes were recalled offers and does what a probed one doe
   };
   const expected = await described(probed);
   await probed.stop();
-  assert.deepEqual((await readdir(dir)).sort(), ENGINE_MODULES.map((module) => `${module.id}.json`).sort(), 'every engine remembered');
+  assert.deepEqual((await readdir(dir)).map((name) => name.replace(/-[0-9a-f]{24}\.json$/, '')).sort(), ENGINE_MODULES.map((module) => module.id).sort(), 'every engine remembered, once');
 
   const recalled = await startServer({ ...base, CONVERTD_PROBE_CACHE_DIR: dir });
   try {

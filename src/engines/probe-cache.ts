@@ -1,9 +1,9 @@
 // Remembers which edges of an engine passed its start-up probe, so that a service started again on
-// the same machine, with the same engines, code and settings, need not convert its probe samples
-// again (ffmpeg, ImageMagick, vips, pandoc and the rest: ten seconds and more of CPU at every
-// start; the warm pools still start, through warm()). Off unless CONVERTD_PROBE_CACHE_DIR
-// names a directory: the test suite starts the service ~90 times and sets it; an operator may too,
-// for faster restarts.
+// the same machine, with the same engines, code and settings (its own time limit among them),
+// need not convert its probe samples again (ffmpeg, ImageMagick, vips, pandoc and the rest: ten
+// seconds and more of CPU at every start; the warm pools still start, through warm()). Off
+// unless CONVERTD_PROBE_CACHE_DIR names a directory: the test suite starts the service ~90 times,
+// under some forty sets of settings, and sets it; an operator may too, for faster restarts.
 //
 // What makes a remembered verdict stale is in its key, never guessed: the engine's id and settings,
 // the sandbox and limits its probe ran under, PATH, every source file of the service, and the
@@ -19,6 +19,8 @@ import type { ConversionEdge, Engine } from './types.ts';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** Files whose identity changes when installed software does. */
 const SOFTWARE_RECORDS = ['/var/lib/dpkg/status', path.join(ROOT, 'node_modules', '.package-lock.json')];
+/** Verdicts kept per engine, one per set of conditions (the test suite starts the service under some forty). */
+const KEPT_PER_ENGINE = 64;
 
 /** What a probe's verdict depends on besides the engine: the same values give the same verdict. */
 export interface ProbeConditions {
@@ -65,8 +67,23 @@ export class ProbeCache {
     return createHash('sha256').update(this.fingerprint).update(engine.id).update(JSON.stringify(this.settings.get(engine.id) ?? {})).digest('hex');
   }
 
+  /**
+   * One file per engine and key: services started with other settings side by side (the test
+   * suite's, with their own limits and sandboxes) each keep their verdict instead of overwriting
+   * one another's, which made every engine probe again whenever the last start's settings differed.
+   */
   private fileOf(engine: Engine): string {
-    return path.join(this.dir, `${engine.id}.json`);
+    return path.join(this.dir, `${engine.id}-${this.keyOf(engine).slice(0, 24)}.json`);
+  }
+
+  /** An engine's remembered verdicts beyond the newest KEPT_PER_ENGINE removed: stale keys (an upgrade, an old setting) never pile up. */
+  private async prune(engine: Engine): Promise<void> {
+    const prefix = `${engine.id}-`;
+    const names = (await fs.readdir(this.dir)).filter((name) => name.startsWith(prefix) && name.endsWith('.json') && !name.slice(prefix.length).includes('-'));
+    if (names.length <= KEPT_PER_ENGINE) return;
+    const dated = await Promise.all(names.map(async (name) => ({ name, mtime: (await fs.stat(path.join(this.dir, name)).catch(() => undefined))?.mtimeMs ?? 0 })));
+    dated.sort((a, b) => b.mtime - a.mtime);
+    await Promise.all(dated.slice(KEPT_PER_ENGINE).map(({ name }) => fs.rm(path.join(this.dir, name), { force: true })));
   }
 
   /**
@@ -110,6 +127,7 @@ export class ProbeCache {
     // Written whole, then renamed: a service starting beside this one reads the old or the new.
     await fs.writeFile(temporary, JSON.stringify(remembered));
     await fs.rename(temporary, file);
+    await this.prune(engine);
   }
 }
 
