@@ -13,7 +13,7 @@ import { ENGINE_MODULES } from './engines/index.ts';
 import { ProbeCache } from './engines/probe-cache.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
-import { cgroupLimitsState, configureCgroupLimits, removeServiceCgroups } from './process/cgroups.ts';
+import { cgroupLimitsState, configureCgroupLimits, removeServiceCgroupsAtStop } from './process/cgroups.ts';
 import { stopLaunchers } from './process/launchers.ts';
 import { configureSandbox, giveEntriesToEngineUser, unenterableDirectory } from './process/sandbox.ts';
 import { LocalQueue } from './jobs/local-queue.ts';
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     await backends.close();
     closeStorage();
     await stopLaunchers();
-    removeServiceCgroups();
+    await removeServiceCgroupsAtStop();
     log.info({ event: 'stopped' }, 'convertd stopped');
     exit(0);
   };

@@ -271,7 +271,24 @@ export function openRunCgroup(): RunCgroup | undefined {
   };
 }
 
-/** Removes the service's cgroups (at shutdown; what is still busy goes at the next start). */
+/**
+ * At shutdown: the service's cgroups removed, waiting up to `withinMs` for processes still leaving
+ * them (the kernel refuses to remove a cgroup until its last process is reaped; a pooled process
+ * stopped a moment ago may not be). What is still busy then goes at the next start.
+ */
+export async function removeServiceCgroupsAtStop(withinMs = 3000): Promise<void> {
+  const dirs = [...active.values()].map(({ serviceDir }) => serviceDir);
+  generation++;
+  active.clear();
+  const deadline = performance.now() + withinMs;
+  for (const dir of dirs) {
+    while (!removeTree(dir) && existsSync(dir) && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** Removes the service's cgroups (at once; what is still busy goes at the next start). */
 export function removeServiceCgroups(): void {
   generation++;
   for (const { serviceDir } of active.values()) removeTree(serviceDir);
