@@ -146,12 +146,12 @@ async function removeTreeInBackground(dir: string): Promise<boolean> {
  * in the kernel (about 2.5 ms per hierarchy here, cgroup v1), which held up every engine run's
  * result by 5 ms, and every request being served meanwhile (BENCHMARKS.md, change 16).
  */
-function removeTreeSoon(dir: string): void {
-  let tries = 0;
-  const attempt = () => void removeTreeInBackground(dir).then((removed) => {
-    if (!removed && ++tries < 50) setTimeout(attempt, 100).unref();
-  });
-  attempt();
+async function removeTreeSoon(dir: string): Promise<boolean> {
+  for (let tries = 1; ; tries++) {
+    if (await removeTreeInBackground(dir)) return true;
+    if (tries >= 50) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100).unref());
+  }
 }
 
 /** Cgroups left by earlier runs of the service that were killed before they could remove them. */
@@ -160,7 +160,7 @@ function removeStaleServiceDirs(ownDir: string): void {
     const match = /^convertd-(\d+)$/.exec(name);
     if (!match || Number(match[1]) === process.pid) continue;
     if (existsSync(`/proc/${match[1]}`)) continue; // another convertd on this machine
-    removeTreeSoon(path.join(ownDir, name));
+    void removeTreeSoon(path.join(ownDir, name));
   }
 }
 
@@ -266,26 +266,21 @@ export function openRunCgroup(): RunCgroup | undefined {
     },
     // The process group was killed; its members may take a moment to leave.
     remove: () => {
-      for (const dir of dirs.keys()) removeTreeSoon(dir);
+      for (const dir of dirs.keys()) void removeTreeSoon(dir);
     },
   };
 }
 
 /**
- * At shutdown: the service's cgroups removed, waiting up to `withinMs` for processes still leaving
- * them (the kernel refuses to remove a cgroup until its last process is reaped; a pooled process
- * stopped a moment ago may not be). What is still busy then goes at the next start.
+ * At shutdown: the service's cgroups removed, as a run's are, waiting while processes stopped a
+ * moment ago finish leaving them (the kernel refuses a cgroup until its last process is reaped).
+ * What is still busy after removeTreeSoon's few seconds goes at the next start.
  */
-export async function removeServiceCgroupsAtStop(withinMs = 3000): Promise<void> {
+export async function removeServiceCgroupsAtStop(): Promise<void> {
   const dirs = [...active.values()].map(({ serviceDir }) => serviceDir);
   generation++;
   active.clear();
-  const deadline = performance.now() + withinMs;
-  for (const dir of dirs) {
-    while (!removeTree(dir) && existsSync(dir) && performance.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  await Promise.all(dirs.map((dir) => removeTreeSoon(dir)));
 }
 
 /** Removes the service's cgroups (at once; what is still busy goes at the next start). */
