@@ -78,8 +78,8 @@ export class ProbeCache {
 
   /** An engine's remembered verdicts beyond the newest KEPT_PER_ENGINE removed: stale keys (an upgrade, an old setting) never pile up. */
   private async prune(engine: Engine): Promise<void> {
-    const prefix = `${engine.id}-`;
-    const names = (await fs.readdir(this.dir)).filter((name) => name.startsWith(prefix) && name.endsWith('.json') && !name.slice(prefix.length).includes('-'));
+    // The engine's id, then only hex: not another engine whose id starts with this one's, nor a .tmp file.
+    const names = (await fs.readdir(this.dir)).filter((name) => name.startsWith(`${engine.id}-`) && /^[0-9a-f]+\.json$/.test(name.slice(engine.id.length + 1)));
     if (names.length <= KEPT_PER_ENGINE) return;
     const dated = await Promise.all(names.map(async (name) => ({ name, mtime: (await fs.stat(path.join(this.dir, name)).catch(() => undefined))?.mtimeMs ?? 0 })));
     dated.sort((a, b) => b.mtime - a.mtime);
