@@ -138,6 +138,7 @@ test('finished engines leave no cgroup behind, and a stopped service removes its
     await next.stop();
   }
   assert.equal(existsSync(path.join(memoryCgroupOf(process.pid)!, `convertd-${next.child.pid}`)), false, 'a stopped service removes its cgroup');
+  assert.ok(next.logs.some((line) => line.includes('"event":"stopped"')), 'the stop ran to its end (not an exit halfway, the event loop empty while it waited)');
 });
 
 test('a process tree that forks without end stops at its task cap, and the runner still ends it', { skip }, async () => {

@@ -146,11 +146,16 @@ async function removeTreeInBackground(dir: string): Promise<boolean> {
  * in the kernel (about 2.5 ms per hierarchy here, cgroup v1), which held up every engine run's
  * result by 5 ms, and every request being served meanwhile (BENCHMARKS.md, change 16).
  */
-async function removeTreeSoon(dir: string): Promise<boolean> {
+async function removeTreeSoon(dir: string, { awaited = false } = {}): Promise<boolean> {
   for (let tries = 1; ; tries++) {
     if (await removeTreeInBackground(dir)) return true;
     if (tries >= 50) return false;
-    await new Promise((resolve) => setTimeout(resolve, 100).unref());
+    // Unawaited, the retries never hold the process up. Awaited (the stop), the timer must keep
+    // the event loop alive: with nothing else left, Node would exit in the middle of the stop.
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, 100);
+      if (!awaited) timer.unref();
+    });
   }
 }
 
@@ -280,7 +285,7 @@ export async function removeServiceCgroupsAtStop(): Promise<void> {
   const dirs = [...active.values()].map(({ serviceDir }) => serviceDir);
   generation++;
   active.clear();
-  await Promise.all(dirs.map((dir) => removeTreeSoon(dir)));
+  await Promise.all(dirs.map((dir) => removeTreeSoon(dir, { awaited: true })));
 }
 
 /** Removes the service's cgroups (at once; what is still busy goes at the next start). */
