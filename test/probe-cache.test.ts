@@ -166,6 +166,29 @@ test('an engine whose probe leaves state restores it from the facts it found; on
   }
 });
 
+test('an engine keeps files across starts in one directory per engine and software, whatever the settings; older software\'s are removed', async () => {
+  const dir = await cacheDir();
+  const given: string[] = [];
+  const keeper = (): Counted => Object.assign(fakeEngine(undefined), { useKeptFiles: (kept: string) => given.push(kept) });
+  // An earlier version of the software left its files: they are stale now.
+  const stale = path.join(dir, 'fake-files-0123456789abcdef01234567');
+  await fs.mkdir(stale);
+  for (const settings of [{ pool: 2 }, { pool: 3 }, { pool: 2 }]) {
+    await EngineRegistry.start([keeper()], silent, formats, [], await ProbeCache.open(dir, conditions(settings)));
+  }
+  assert.equal(given.length, 3, 'given before each start\'s probe or recall');
+  assert.equal(new Set(given).size, 1, `the same directory under other settings: ${given.join(' ')}`);
+  assert.match(path.basename(given[0]!), /^fake-files-[0-9a-f]{24}$/);
+  assert.equal(path.dirname(given[0]!), dir);
+  await assert.rejects(fs.stat(stale), 'the older software\'s files are removed');
+  // An engine without useKeptFiles is given none, and another engine's files are not touched.
+  const others = path.join(dir, 'other-files-0123456789abcdef01234567');
+  await fs.mkdir(others);
+  await EngineRegistry.start([fakeEngine(undefined)], silent, formats, [], await ProbeCache.open(dir, conditions()));
+  await EngineRegistry.start([keeper()], silent, formats, [], await ProbeCache.open(dir, conditions()));
+  await fs.stat(others);
+});
+
 test('a service whose probes were recalled offers and does what a probed one does (catalogue, options, 7-Zip fallback, PDF/A intent, LaTeX\'s fonts)', async () => {
   const dir = await cacheDir();
   const base = { CONVERTD_RATE_LIMITS: 'off', CONVERTD_READ_RATE_LIMITS: 'off' };
@@ -177,7 +200,12 @@ test('a service whose probes were recalled offers and does what a probed one doe
   };
   const expected = await described(probed);
   await probed.stop();
-  assert.deepEqual((await readdir(dir)).map((name) => name.replace(/-[0-9a-f]{24}\.json$/, '')).sort(), ENGINE_MODULES.map((module) => module.id).sort(), 'every engine remembered, once');
+  const entries = await readdir(dir);
+  assert.deepEqual(entries.filter((name) => name.endsWith('.json')).map((name) => name.replace(/-[0-9a-f]{24}\.json$/, '')).sort(), ENGINE_MODULES.map((module) => module.id).sort(), 'every engine remembered, once');
+  // LaTeX's font database, kept beside the verdicts for later starts under any settings.
+  const kept = entries.filter((name) => /^latex-files-[0-9a-f]{24}$/.test(name));
+  assert.equal(kept.length, 1, `one kept font database: ${entries.join(' ')}`);
+  assert.ok((await readdir(path.join(dir, kept[0]!, 'texmf-cache'), { recursive: true })).some((name) => name.endsWith('.luc') || name.endsWith('.lua') || name.endsWith('.gz')), 'it holds luaotfload\'s files');
 
   const recalled = await startServer({ ...base, CONVERTD_PROBE_CACHE_DIR: dir });
   try {
@@ -195,6 +223,7 @@ test('a service whose probes were recalled offers and does what a probed one doe
     await writeFile(path.join(work, 'typeset.pdf'), typeset);
     assert.match(execFileSync('pdftotext', [path.join(work, 'typeset.pdf'), '-']).toString('utf8'), /Recalled\s+日本語/);
     assert.match(execFileSync('pdffonts', [path.join(work, 'typeset.pdf')]).toString('utf8'), /Noto\S*CJK/i, 'the Japanese is set in the fallback face');
+    assert.ok(recalled.logs.some((line) => line.includes('"event":"latex_fonts_kept"')) && !recalled.logs.some((line) => line.includes('kept font database')), `the kept font database served the first job:\n${recalled.logs.filter((line) => /latex|LaTeX/.test(line)).join('\n')}`);
     const { bytes: pdf } = await convert(recalled.url, Buffer.from(TEXT_SAMPLES.md!), 'note.md', 'pdf');
     const { bytes: pdfa } = await convert(recalled.url, pdf, 'note.pdf', 'pdfa');
     await writeFile(path.join(work, 'out.pdf'), pdfa);

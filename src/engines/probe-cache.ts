@@ -40,27 +40,44 @@ interface Remembered {
 export class ProbeCache {
   private readonly dir: string;
   private readonly fingerprint: string;
+  /** The installed software and the service's code only: what an engine's kept files depend on. */
+  private readonly software: string;
   private readonly settings: ProbeConditions['settings'];
 
-  private constructor(dir: string, fingerprint: string, settings: ProbeConditions['settings']) {
+  private constructor(dir: string, fingerprint: string, software: string, settings: ProbeConditions['settings']) {
     this.dir = dir;
     this.fingerprint = fingerprint;
+    this.software = software;
     this.settings = settings;
   }
 
   static async open(dir: string, conditions: ProbeConditions): Promise<ProbeCache> {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    const hash = createHash('sha256');
-    hash.update(JSON.stringify({ machine: conditions.machine, path: process.env.PATH ?? '', uid: process.getuid?.() }));
+    const software = createHash('sha256');
     for (const record of SOFTWARE_RECORDS) {
       const stat = await fs.stat(record).catch(() => undefined);
-      hash.update(`${record}:${stat ? `${stat.size}:${stat.mtimeMs}` : 'absent'}\n`);
+      software.update(`${record}:${stat ? `${stat.size}:${stat.mtimeMs}` : 'absent'}\n`);
     }
     for (const file of await sourceFiles(path.join(ROOT, 'src'))) {
-      hash.update(`${path.relative(ROOT, file)}\n`);
-      hash.update(await fs.readFile(file));
+      software.update(`${path.relative(ROOT, file)}\n`);
+      software.update(await fs.readFile(file));
     }
-    return new ProbeCache(dir, hash.digest('hex'), conditions.settings);
+    const softwareDigest = software.digest('hex');
+    const fingerprint = createHash('sha256').update(JSON.stringify({ machine: conditions.machine, path: process.env.PATH ?? '', uid: process.getuid?.() })).update(softwareDigest).digest('hex');
+    return new ProbeCache(dir, fingerprint, softwareDigest, conditions.settings);
+  }
+
+  /**
+   * Where an engine keeps files across starts (Engine.useKeptFiles): one directory per engine and
+   * version of the software, whatever the settings (the test suite's forty sets share LaTeX's font
+   * database). The engine makes it; those of older software are removed here.
+   */
+  async keptFiles(engine: Engine): Promise<string> {
+    const prefix = `${engine.id}-files-`;
+    const name = `${prefix}${this.software.slice(0, 24)}`;
+    const stale = (await fs.readdir(this.dir)).filter((entry) => entry.startsWith(prefix) && entry !== name && /^[0-9a-f]+$/.test(entry.slice(prefix.length)));
+    await Promise.all(stale.map((entry) => fs.rm(path.join(this.dir, entry), { recursive: true, force: true })));
+    return path.join(this.dir, name);
   }
 
   private keyOf(engine: Engine): string {

@@ -75,6 +75,7 @@ export class EngineRegistry {
     const results = await Promise.all(engines.map(async (engine) => {
       const started = performance.now();
       try {
+        if (cache && engine.useKeptFiles) engine.useKeptFiles(await cache.keptFiles(engine));
         const recalled = await cache?.recall(engine);
         if (recalled) {
           // The probe passed under the same conditions before (probe-cache.ts): only start what it would have started.

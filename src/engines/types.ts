@@ -140,6 +140,13 @@ export interface Engine {
     found(): unknown;
     restore(facts: unknown): Promise<readonly ConversionEdge[] | undefined>;
   };
+  /**
+   * For an engine whose probe makes files that are slow to make and depend only on the installed
+   * software (LaTeX's font database): a directory kept across starts (probe-cache.ts), the same
+   * while the packages and the service's code are, whatever the settings. Given before the probe
+   * or its recall; the engine reads it if it is there and fills it if not.
+   */
+  useKeptFiles?(dir: string): void;
   convert(request: ConvertRequest): Promise<void>;
   /** Stops pooled processes; called once at shutdown. */
   close?(): Promise<void>;

@@ -26,6 +26,10 @@
 // database is built at the first LaTeX job instead, once: the test suite starts the service about
 // ninety times, and lualatex was a quarter of its CPU then, about half of it in these probes
 // (process accounting over 19 minutes of a whole run: 161 lualatex runs, 88 of latexmk).
+// The database depends on the installed fonts and TeX only, so where the probe cache is on, a copy
+// is kept beside it (useKeptFiles): a later start, under any settings, starts its probe's
+// typesetting from that copy (about 1.5 s of CPU) instead of scanning the fonts again (about 7 s;
+// a whole test run did it some twenty times, issue #30).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -140,6 +144,8 @@ export class LatexEngine implements Engine {
   private cacheDir: string | undefined;
   /** The font database being built for the first job after a remembered probe. */
   private building: Promise<string> | undefined;
+  /** The copy of the font database kept across starts (probe-cache.ts), when there may be one. */
+  private kept: string | undefined;
 
   /**
    * A remembered probe restores the edges and leaves the font database to the first job
@@ -163,6 +169,10 @@ export class LatexEngine implements Engine {
     return 3 + inputBytes / 20_000;
   }
 
+  useKeptFiles(dir: string): void {
+    this.kept = dir;
+  }
+
   /** Typesets a line of Latin and Japanese with a fresh font cache, and keeps the cache for the jobs. */
   async probe(): Promise<readonly ConversionEdge[]> {
     const cacheDir = await this.makeCacheDir();
@@ -178,7 +188,23 @@ export class LatexEngine implements Engine {
     await fs.chmod(cacheDir, 0o755);
     try {
       await this.refuseWithoutSandbox(cacheDir);
-      await this.buildCache(cacheDir);
+      let keptFailed = false;
+      if (await this.copyKept(cacheDir)) {
+        try {
+          await this.buildCache(cacheDir, true);
+          this.context.log.info({ event: 'latex_fonts_kept' }, 'LaTeX\'s font database is the copy an earlier start kept');
+          return cacheDir;
+        } catch (error) {
+          this.context.log.warn({ reason: (error as Error).message }, 'LaTeX failed with the kept font database: building it afresh');
+          await fs.rm(path.join(cacheDir, CACHE), { recursive: true, force: true });
+          keptFailed = true;
+        }
+      }
+      await this.buildCache(cacheDir, false);
+      // A fresh database worked where the kept one did not (damaged, or another TeX's): it replaces it.
+      // (When both fail, the conditions are to blame, a memory limit say, and the kept one stays.)
+      if (keptFailed) await fs.rm(this.kept!, { recursive: true, force: true });
+      await this.keep(cacheDir);
     } catch (error) {
       await fs.rm(cacheDir, { recursive: true, force: true });
       throw error;
@@ -216,9 +242,49 @@ export class LatexEngine implements Engine {
     }
   }
 
-  /** The probe's typesetting, with a fresh font cache that is then copied to `cacheDir`. */
-  private async buildCache(cacheDir: string): Promise<void> {
+  /** The kept font database copied into `cacheDir`, readable by the engine user; false when there is none. */
+  private async copyKept(cacheDir: string): Promise<boolean> {
+    if (!this.kept) return false;
+    try {
+      await fs.cp(path.join(this.kept, CACHE), path.join(cacheDir, CACHE), { recursive: true, errorOnExist: false });
+    } catch {
+      await fs.rm(path.join(cacheDir, CACHE), { recursive: true, force: true });
+      return false;
+    }
+    await chmodTree(path.join(cacheDir, CACHE));
+    return true;
+  }
+
+  /** A fresh font database kept for later starts: copied whole, then renamed, so a start beside this one sees all of it or none. */
+  private async keep(cacheDir: string): Promise<void> {
+    if (!this.kept) return;
+    const staging = `${this.kept}.${process.pid}.tmp`;
+    try {
+      await fs.rm(staging, { recursive: true, force: true });
+      await fs.cp(path.join(cacheDir, CACHE), path.join(staging, CACHE), { recursive: true });
+      await fs.rename(staging, this.kept);
+    } catch (error) {
+      // Another start kept one first (the rename finds it there), or the disk is full: the next start builds it.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        this.context.log.warn({ reason: (error as Error).message }, 'the LaTeX font database was not kept for later starts');
+      }
+    } finally {
+      await fs.rm(staging, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The probe's typesetting, with a fresh font cache (or, `fromCacheDir`, the kept one copied
+   * there) that is then copied to `cacheDir`.
+   */
+  private async buildCache(cacheDir: string, fromCacheDir: boolean): Promise<void> {
     await this.context.withScratchDir(async (dir) => {
+      if (fromCacheDir) {
+        // Copied by the engine's own process, as a job's is: the typesetting may write to it.
+        const copied = await this.context.run(CP, ['-R', '--', path.join(cacheDir, CACHE), `./${CACHE}`], { cwd: dir, timeoutMs: 30_000, readOnly: [cacheDir] });
+        await fs.rm(path.join(cacheDir, CACHE), { recursive: true, force: true });
+        if (copied.exitCode !== 0) throw new Error(`cp of the kept font database failed: ${lastErrorLine(copied.stderr) || `exit ${copied.exitCode}`}`);
+      }
       await fs.writeFile(path.join(dir, 'probe.tex'), PROBE_TEX);
       // Every fallback face, so that the cache the jobs copy holds each one's tables.
       const result = await this.typeset(dir, 'probe.tex', FALLBACK_FONTS.map(({ name }) => name), 180_000);
