@@ -173,6 +173,12 @@ test('an engine keeps files across starts in one directory per engine and softwa
   // An earlier version of the software left its files: they are stale now.
   const stale = path.join(dir, 'fake-files-0123456789abcdef01234567');
   await fs.mkdir(stale);
+  // A start killed while it copied its files left them half made; one still copying is left alone.
+  const killedPid = 2 ** 22 + 1; // above Linux's highest process id
+  const abandoned = path.join(dir, `fake-files-0123456789abcdef01234567.${killedPid}.tmp`);
+  const copying = path.join(dir, `fake-files-0123456789abcdef01234567.${process.pid}.tmp`);
+  await fs.mkdir(abandoned);
+  await fs.mkdir(copying);
   for (const settings of [{ pool: 2 }, { pool: 3 }, { pool: 2 }]) {
     await EngineRegistry.start([keeper()], silent, formats, [], await ProbeCache.open(dir, conditions(settings)));
   }
@@ -181,6 +187,8 @@ test('an engine keeps files across starts in one directory per engine and softwa
   assert.match(path.basename(given[0]!), /^fake-files-[0-9a-f]{24}$/);
   assert.equal(path.dirname(given[0]!), dir);
   await assert.rejects(fs.stat(stale), 'the older software\'s files are removed');
+  await assert.rejects(fs.stat(abandoned), 'a killed start\'s half-made copy is removed');
+  await fs.stat(copying);
   // An engine without useKeptFiles is given none, and another engine's files are not touched.
   const others = path.join(dir, 'other-files-0123456789abcdef01234567');
   await fs.mkdir(others);

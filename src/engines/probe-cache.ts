@@ -75,7 +75,14 @@ export class ProbeCache {
   async keptFiles(engine: Engine): Promise<string> {
     const prefix = `${engine.id}-files-`;
     const name = `${prefix}${this.software.slice(0, 24)}`;
-    const stale = (await fs.readdir(this.dir)).filter((entry) => entry.startsWith(prefix) && entry !== name && /^[0-9a-f]+$/.test(entry.slice(prefix.length)));
+    const stale = (await fs.readdir(this.dir)).filter((entry) => {
+      if (!entry.startsWith(prefix) || entry === name) return false;
+      const rest = entry.slice(prefix.length);
+      if (/^[0-9a-f]+$/.test(rest)) return true;
+      // A copy being made (<name>.<pid>.tmp, renamed when whole) by a start that was killed meanwhile.
+      const staging = /^[0-9a-f]+\.(\d+)\.tmp$/.exec(rest);
+      return staging !== null && !isRunning(Number(staging[1]));
+    });
     await Promise.all(stale.map((entry) => fs.rm(path.join(this.dir, entry), { recursive: true, force: true })));
     return path.join(this.dir, name);
   }
@@ -145,6 +152,16 @@ export class ProbeCache {
     await fs.writeFile(temporary, JSON.stringify(remembered));
     await fs.rename(temporary, file);
     await this.prune(engine);
+  }
+}
+
+/** Whether a process of this id exists (signal 0 checks without sending anything). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
