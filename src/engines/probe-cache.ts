@@ -11,6 +11,8 @@
 // upgrade. Only passes are remembered: a failed probe runs again at the next start. An engine
 // opts in with `probeMemory` (types.ts): a probe that leaves state behind (ghostscript's PDF/A
 // prologue, whether 7-Zip works) must say how to restore it, or it is probed at every start.
+// Files a probe makes that depend on the installed software only, whatever the settings (LaTeX's
+// font database), live beside the verdicts in a directory per engine and software (keptFiles).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -246,7 +246,7 @@ export class LatexEngine implements Engine {
   private async copyKept(cacheDir: string): Promise<boolean> {
     if (!this.kept) return false;
     try {
-      await fs.cp(path.join(this.kept, CACHE), path.join(cacheDir, CACHE), { recursive: true, errorOnExist: false });
+      await fs.cp(path.join(this.kept, CACHE), path.join(cacheDir, CACHE), { recursive: true });
     } catch {
       await fs.rm(path.join(cacheDir, CACHE), { recursive: true, force: true });
       return false;
