@@ -313,6 +313,15 @@ test('every listed pair with a new ebook format converts, checked by readers tha
   assert.deepEqual(failures, [], `${failures.length} of ${pairs.length} pairs failed:\n${failures.join('\n')}`);
 });
 
+test("progress is calibre's own, relayed from its warm helper: a book's PDF reports figures between 0 and 100 on its way", async () => {
+  const { books } = await samples();
+  const jobId = await submitOk(server.url, books.epub!, 'book.epub', 'pdf');
+  const { final, seen } = await waitForJob(server.url, jobId, { intervalMs: 50, timeoutMs: 300_000 });
+  assert.equal(final.status, 'done', JSON.stringify(final));
+  const middle = new Set(seen.filter((r) => r.status === 'running').map((r) => r.progress).filter((p) => p! > 0 && p! < 100));
+  assert.ok(middle.size >= 2, `progress values seen while running: ${[...middle].join(', ')}`);
+});
+
 test('a DjVu without a text layer fails, saying so', async () => {
   const { bytes, error } = await job(await scanOnlyDjvu(), 'scan.djvu', 'epub');
   assert.equal(bytes, undefined);

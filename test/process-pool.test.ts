@@ -23,6 +23,7 @@ interface JobOptions {
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
   readonly probe?: boolean;
+  readonly onProgress?: (fraction: number) => void;
 }
 
 /** A ProcessPool running the fake helper, with what a test needs to watch it. */
@@ -65,12 +66,12 @@ class FakePool {
   }
 
   /** Runs one job through the pool; resolves with its output. */
-  async convert(message: Record<string, unknown> = {}, { timeoutMs = JOB_MS, signal = new AbortController().signal, probe = false }: JobOptions = {}): Promise<string> {
+  async convert(message: Record<string, unknown> = {}, { timeoutMs = JOB_MS, signal = new AbortController().signal, probe = false, onProgress }: JobOptions = {}): Promise<string> {
     const n = ++this.jobs;
     const input = path.join(this.dir, `in-${n}.txt`);
     const output = path.join(this.dir, `out-${n}.txt`);
     writeFileSync(input, `job ${n}`);
-    await this.pool.convert(input, output, message, timeoutMs, signal, { probe });
+    await this.pool.convert(input, output, message, timeoutMs, signal, { probe, onProgress });
     return readFileSync(output, 'utf8');
   }
 
@@ -142,6 +143,15 @@ test("a helper's refusal is the program's error, a missing output conversion_fai
   await assert.rejects(fake.convert({ behave: 'no-output' }), { name: 'ConvertdError', code: 'conversion_failed', message: /^Fake wrote no output/ });
   assert.equal(await fake.stampedPid(), pid);
   assert.deepEqual(fake.pool.stats(), { size: 1, alive: 1, busy: 0, waiting: 0, started: 1, restarts: 0 });
+});
+
+test("a helper's progress lines reach the job they name, clamped to 0..1, before its answer; no other job hears them", async (t) => {
+  const fake = await fakePool(t);
+  const heard: number[] = [];
+  const output = await fake.convert({ progress: [0.25, 0.5, 1.5] }, { onProgress: (fraction) => heard.push(fraction) });
+  assert.equal(output, 'job 1', 'the answer after the progress lines is the job\'s');
+  assert.deepEqual(heard, [0.25, 0.5, 1], 'each fraction in order, the one past the end clamped; the line for another id not among them');
+  assert.equal(await fake.convert(), 'job 2', 'the process serves on');
 });
 
 test('a crash mid-job is retried once on a fresh process where the program asks for it', async (t) => {

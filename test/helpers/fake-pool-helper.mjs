@@ -8,6 +8,7 @@
 // leave every later ping unanswered; {"op": "convert", "input", "output", ...} copies the input to
 // the output, or, as the message says:
 //   stamp: true      writes its pid instead (which process served the job);
+//   progress: [F...] sends each fraction as a progress line first, then one for another request id;
 //   gate: PATH       waits until PATH exists first (the test holds the job for as long as it needs);
 //   behave: "die"    exits 3 mid-job, saying why on stderr; "oom" exits as V8 does when its heap is
 //                    exhausted; "hang" never answers; "refuse" answers {"ok": false, "code",
@@ -52,6 +53,8 @@ function convert(request) {
         return die(3, 'fake helper: dying on the first try');
       }
   }
+  for (const fraction of request.progress ?? []) answer({ id: request.id, progress: fraction });
+  if (request.progress) answer({ id: request.id + 1000, progress: 0.5 });
   if (request.stamp) writeFileSync(request.output, String(process.pid));
   else copyFileSync(request.input, request.output);
   return answer({ id: request.id, ok: true });

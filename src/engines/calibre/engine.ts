@@ -8,17 +8,21 @@
 // `input.pdb`). calibre's HTML input (also behind htmlz, txtz and pml) takes in files next to the
 // input, so the job directory holds nothing else of value; and it runs in the OS sandbox, which
 // also holds what a comic archive unpacks.
-// PDF output renders with Qt WebEngine (Chromium): its own sandbox cannot start inside ours, so it
-// is switched off there, the bubblewrap sandbox standing in for it. No address-space cap: it
-// breaks Chromium: under a 4 GB RLIMIT_AS it writes no PDF and still exits 0 (docs/security.md#resource-limits).
+// ebook-convert runs warm, in a supervised pool (calibre-pool.ts): a helper that has imported
+// calibre forks a child per job. PDF output renders with Qt WebEngine (Chromium): its own sandbox
+// cannot start inside ours, so it is switched off there, the bubblewrap sandbox standing in for
+// it. No address-space cap: it breaks Chromium: under a 4 GB RLIMIT_AS it writes no PDF and still
+// exits 0 (docs/security.md#resource-limits).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ConvertdError } from '../../errors.ts';
-import { ensureSuccess, lastErrorLine } from '../../process/runner.ts';
+import { lastErrorLine } from '../../process/runner.ts';
+import type { ProcessPool } from '../../process/pool/index.ts';
 import type { ArchiveMembers } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, enumOption, narrow, numberOption, OPTIONS, type OptionSpec, type StepOptions } from '../options.ts';
+import { PooledEngine } from '../support/pooled-engine.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { CALIBRE_ENV, calibreMessage, calibreProgram } from './calibre-pool.ts';
 
 const EBOOK_CONVERT = '/usr/bin/ebook-convert';
 /** The ebooks of today: each to each, and to docx, txt and pdf, and on through other engines. */
@@ -108,25 +112,32 @@ function optionArguments(to: string, options: StepOptions): string[] {
   return args;
 }
 
-const ENV = {
-  QT_QPA_PLATFORM: 'offscreen',
-  QTWEBENGINE_CHROMIUM_FLAGS: '--no-sandbox --disable-gpu',
-  CALIBRE_NO_NATIVE_FILEDIALOGS: '1',
-};
+/** Conversions after which a helper is replaced: each job runs in a child that exits, so this only bounds the helper's own life. */
+const JOBS_PER_HELPER = 500;
 
-export class CalibreEngine implements Engine {
+export class CalibreEngine extends PooledEngine implements Engine {
   readonly id = 'calibre';
   /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
   readonly probeMemory = 'edges' as const;
   readonly timeoutSeconds = 600;
   readonly edges = EDGES;
   readonly reportsProgress = true;
+  readonly pool: ProcessPool;
   private readonly context: EngineContext<unknown>;
   private readonly archives: ArchiveMembers;
 
   constructor(context: EngineContext<unknown>) {
+    super();
     this.context = context;
     this.archives = context.use('archive-members');
+    this.pool = context.pools.create(calibreProgram(context.maxOutputBytes), {
+      // One helper per concurrent job, started on the first ebook job: many services convert none.
+      size: context.concurrency,
+      maxJobsPerProcess: JOBS_PER_HELPER,
+      start: 'lazy',
+      // The job queue already holds jobs back to the service's concurrency.
+      maxWaiting: 10_000,
+    });
   }
 
   estimateSeconds(inputBytes: number, _from: string, to: string): number {
@@ -155,13 +166,16 @@ export class CalibreEngine implements Engine {
     }
   }
 
+  /** calibre answers, and its warm helper starts: the helper converts a sample of its own before it says it is ready. */
   async probe(): Promise<void> {
-    const result = await this.context.run(EBOOK_CONVERT, ['--version'], { cwd: '/', timeoutMs: 30_000, captureStdout: true, env: ENV });
+    const result = await this.context.run(EBOOK_CONVERT, ['--version'], { cwd: '/', timeoutMs: 30_000, captureStdout: true, env: CALIBRE_ENV });
     if (!/calibre/i.test(result.stdout)) throw new Error(`ebook-convert did not run: ${lastErrorLine(result.stderr)}`);
+    await this.pool.init();
+    await this.pool.ask({ op: 'ping' }, 30_000, AbortSignal.timeout(90_000));
   }
 
   async convert(request: ConvertRequest): Promise<void> {
-    const { input, output, from, to, workDir, limits, signal, onProgress } = request;
+    const { input, output, from, to, limits, signal, onProgress } = request;
     if (!INPUTS.has(from)) throw new Error(`calibre is not used to read ${from}`);
     const packedAs = CHECKED_COMICS[from];
     if (packedAs) await this.checkComic(request, packedAs);
@@ -169,32 +183,9 @@ export class CalibreEngine implements Engine {
     // it takes for borders (a white band of the drawing, and on a page of flat colours all of it:
     // "Could not find any valid pages") and stretches each page to its reader's screen.
     const comic = COMICS.includes(from) ? ['--dont-grayscale', '--disable-trim', '--keep-aspect-ratio'] : [];
-    const args = [`./${path.basename(input)}`, `./${path.basename(output)}`, ...comic, ...optionArguments(to, request.options)];
-    const result = await this.context.run(EBOOK_CONVERT, args, {
-      cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV,
-      limits: { fileSizeBytes: limits.maxOutputBytes },
-      // calibre prints its progress as "12% Converting input to HTML...".
-      onStdoutLine: (line) => {
-        const percent = /^\s*(\d{1,3})% /.exec(line);
-        if (percent) onProgress(Number(percent[1]) / 100);
-      },
-    });
-    if (result.exitCode !== 0 && /DRM|encrypted/i.test(result.stderr)) {
-      throw new ConvertdError('encrypted_input', 'The ebook is protected by DRM: this service converts DRM-free books only.');
-    }
-    // py7zr, which unpacks a cb7 for calibre, refuses a symbolic link that points out of the comic.
-    if (result.exitCode !== 0 && /Symlink point out of target directory/.test(result.stderr)) {
-      throw new ConvertdError('unsafe_input', 'The comic archive holds a link to a file outside it: this service does not follow such links.');
-    }
-    if (result.exitCode !== 0 && /DJVU file contains no text/.test(result.stderr)) {
-      throw new ConvertdError('conversion_failed', 'The DjVu file has no text layer (it is scanned pages only): calibre converts the text of a DjVu, not its pictures.');
-    }
-    if (result.exitCode !== 0 && /Could not find any (valid )?pages in (the )?comic|No comic pages found|has no comics/i.test(result.stderr)) {
-      throw new ConvertdError('corrupt_input', 'The comic archive holds no picture calibre can read as a page.');
-    }
-    if (result.exitCode !== 0 && /not a valid|Invalid|BadZipFile|unpack/i.test(result.stderr)) {
-      throw new ConvertdError('corrupt_input', `calibre could not read the ebook (${lastErrorLine(result.stderr)}).`);
-    }
-    ensureSuccess(result, 'ebook-convert');
+    // The helper passes `./input.<from>` and `./output.<to>` first: calibre picks its plugins by their extensions.
+    const args = [...comic, ...optionArguments(to, request.options)];
+    // calibre's progress ("12% Converting input to HTML..."), relayed by the helper.
+    await this.pool.convert(input, output, calibreMessage(args, limits.timeoutMs), limits.timeoutMs, signal, { onProgress });
   }
 }

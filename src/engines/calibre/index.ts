@@ -6,7 +6,7 @@ import { FORMATS } from './formats.ts';
 
 export default defineEngine({
   id: 'calibre',
-  summary: "`ebook-convert` (input always `input.<format>` of its own list, real progress; cb7 and cbc comics unpacked through 'archive-members' first)",
+  summary: "`ebook-convert` warm in a pool (`calibre-pool.ts`, `helper/calibre.py`: a child forked per job; input always `input.<format>` of its own list, real progress; cb7 and cbc comics unpacked through 'archive-members' first)",
   packages: { debian: ['calibre', ...FONT_PACKAGES] },
   formats: FORMATS,
   // cb7 and cbc comics are unpacked through the archive engine's caps before calibre reads them.

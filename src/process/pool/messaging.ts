@@ -2,7 +2,8 @@
 //
 // A pooled process is a long-lived helper that speaks JSON lines over stdin/stdout: it prints
 // {"ready": true} once it can work, then answers each {"id", "op", ...} with {"id", "ok", ...}
-// ("ping" is the health check). It runs in a bubblewrap sandbox started by the process runner,
+// ("ping" is the health check); while it works on a request it may send {"id", "progress": f},
+// f the fraction done, as often as it likes (calibre's helper relays its tool's). It runs in a bubblewrap sandbox started by the process runner,
 // with its memory cgroup, so killing it takes everything it started along.
 import { PassThrough } from 'node:stream';
 import { ConvertdError } from '../../errors.ts';
@@ -19,8 +20,11 @@ export interface PooledProgram {
   readonly logName: string;
   /** Prepares a new process's directory before it starts (LibreOffice writes its profile there). */
   prepare?(dir: string): Promise<void>;
-  /** The helper's command line; it runs with its directory as working directory and only writable place. */
-  command(dir: string): { program: string; args: string[]; readOnly: string[]; env?: Record<string, string>; limits: ResourceLimits };
+  /**
+   * The helper's command line; it runs with its directory as working directory and only writable
+   * place. `procfs: false` gives it no /proc (it has one unless it says so).
+   */
+  command(dir: string): { program: string; args: string[]; readOnly: string[]; env?: Record<string, string>; limits: ResourceLimits; procfs?: boolean };
   /** The job error for a helper's refusal ({"ok": false, "code", "message"}). */
   failure(reply: Reply): ConvertdError;
   /** Whether a job whose process died under it is tried once more on a fresh process. */
@@ -37,6 +41,8 @@ export interface Reply {
   readonly message?: string;
   /** What a non-conversion request answers (a probe's findings). */
   readonly result?: unknown;
+  /** A progress line about a request still in work: the fraction done, from 0 to 1. */
+  readonly progress?: number;
 }
 
 /**
@@ -62,7 +68,7 @@ export class WarmProcess {
   readonly bornAt = Date.now();
   private readonly stdin = new PassThrough();
   private readonly stop = new AbortController();
-  private readonly pending = new Map<number, { resolve: (reply: Reply) => void; reject: (error: unknown) => void }>();
+  private readonly pending = new Map<number, { resolve: (reply: Reply) => void; reject: (error: unknown) => void; onProgress?: (fraction: number) => void }>();
   private nextId = 1;
   private alive = true;
   private started = false;
@@ -92,6 +98,10 @@ export class WarmProcess {
         this.started = true;
         markReady();
       }
+      else if (reply.id !== undefined && reply.ok === undefined && typeof reply.progress === 'number') {
+        // Progress, not the answer: the request is still in work.
+        if (Number.isFinite(reply.progress)) this.pending.get(reply.id)?.onProgress?.(Math.min(1, Math.max(0, reply.progress)));
+      }
       else if (reply.id !== undefined) {
         this.pending.get(reply.id)?.resolve(reply);
         this.pending.delete(reply.id);
@@ -101,8 +111,9 @@ export class WarmProcess {
     this.exited = runProcess(command.program, command.args, {
       cwd: dir,
       // Node (libuv reads /proc/self/exe and /proc/cpuinfo) and soffice ("/proc not mounted -
-      // LibreOffice is unlikely to work") need one: the pools' programs are those two.
-      procfs: true,
+      // LibreOffice is unlikely to work") need one; calibre's helper does without, as
+      // ebook-convert did before it was pooled.
+      procfs: command.procfs ?? true,
       readOnly: command.readOnly,
       env: command.env,
       timeoutMs: PROCESS_LIFETIME_MS,
@@ -152,8 +163,8 @@ export class WarmProcess {
     return this.ready;
   }
 
-  /** Sends one request; on timeout or abort the whole process is killed. */
-  request(message: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<Reply> {
+  /** Sends one request; on timeout or abort the whole process is killed. `onProgress` hears its progress lines. */
+  request(message: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, onProgress?: (fraction: number) => void): Promise<Reply> {
     if (!this.alive) return Promise.reject(new ProcessCrashed(`${this.label} ${this.exitReason}`, this.exitError));
     // A listener added to a signal that already fired would never run: refuse now, send nothing.
     if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
@@ -177,6 +188,7 @@ export class WarmProcess {
       this.pending.set(id, {
         resolve: (reply) => settle(() => resolve(reply)),
         reject: (error) => settle(() => reject(error)),
+        onProgress,
       });
       this.stdin.write(`${JSON.stringify({ id, ...message })}\n`);
     });

@@ -107,11 +107,12 @@ export class ProcessPool {
    * Converts `input` to `output` on a pooled process: the input is linked (or copied) into the
    * process's job directory, the helper gets {"op": "convert", "input", "output", ...message},
    * and the output is moved out. `probe` marks start-up checks, which do not count as one of a
-   * process's jobs.
+   * process's jobs; `onProgress` hears the helper's progress lines, if it sends any.
    */
-  async convert(input: string, output: string, message: Readonly<Record<string, unknown>>, timeoutMs: number, signal: AbortSignal, { probe = false } = {}): Promise<void> {
+  async convert(input: string, output: string, message: Readonly<Record<string, unknown>>, timeoutMs: number, signal: AbortSignal,
+    { probe = false, onProgress }: { probe?: boolean; onProgress?: (fraction: number) => void } = {}): Promise<void> {
     await this.withProcess(signal, (process) => inJobDir(process.dir, input, output, this.program.label, async (stagedInput, stagedOutput) => {
-      const reply = await process.request({ op: 'convert', input: stagedInput, output: stagedOutput, ...message }, timeoutMs, signal);
+      const reply = await process.request({ op: 'convert', input: stagedInput, output: stagedOutput, ...message }, timeoutMs, signal, onProgress);
       if (!probe) process.jobs++;
       if (!reply.ok) throw this.program.failure(reply);
     }));
