@@ -6,7 +6,7 @@ own so that the code a conversion runs is loaded too, and then serves the pool's
 stdin/stdout: {"ready": true}, then one answer per request. Each conversion runs in a child
 forked from this warmed process: the child converts and exits, so nothing a file does to
 calibre's state reaches the next job, and the job costs calibre's conversion, not its start
-(about 0.15 s of CPU instead of 0.7 s for a small book; docs/architecture.md#warm-pools).
+(about 0.15 s of CPU instead of 0.7 s for a small book; docs/architecture.md#engines, "Warm process pools").
 
 Why each step is as it is (docs/security.md#calibre):
 - The parent never starts Qt: its sample is converted without the default cover, which Qt
