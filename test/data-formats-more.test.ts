@@ -11,12 +11,11 @@
 // binary plist whose shared references expand exponentially or loop, a 4 GB length declared in a
 // tiny msgpack file, a plist declaring external and recursive entities.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import { createInterface } from 'node:readline';
 import ExcelJS from 'exceljs';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
+import { readData } from './helpers/data-reader.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -36,32 +35,7 @@ const RECORDS: Records = [
 const KEYS = Object.keys(RECORDS[0]!);
 const asText = (records: Records): Records => records.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)])));
 
-/**
- * One read_data.py process (--serve) answers every check of this file in turn: 150 Python starts,
- * each importing its modules, took longer than the conversions they checked.
- */
-class Reader {
-  private readonly child = spawn('/usr/bin/python3', [path.resolve('test/helpers/read_data.py'), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  private readonly lines = createInterface({ input: this.child.stdout! })[Symbol.asyncIterator]();
-  private queue: Promise<unknown> = Promise.resolve();
-
-  read(file: string, format: string): Promise<Records> {
-    const answer = this.queue.then(async () => {
-      this.child.stdin!.write(`${file}\t${format}\n`);
-      const { value, done } = await this.lines.next();
-      if (done) throw new Error('read_data.py --serve ended');
-      const parsed = JSON.parse(value as string) as { records?: Records; error?: string };
-      if (parsed.error !== undefined) throw new Error(`read_data.py could not read ${format}: ${parsed.error}`);
-      return parsed.records!;
-    });
-    this.queue = answer.catch(() => undefined);
-    return answer;
-  }
-
-  close(): void { this.child.stdin!.end(); }
-}
-let reader: Reader;
-const readTyped = (file: string, format: string) => reader.read(file, format);
+const readTyped = async (file: string, format: string) => await readData(file, format, { typed: true }) as Records;
 
 async function assertHoldsSample(bytes: Buffer, format: string, route: string[]): Promise<void> {
   const found = await readTyped(await writeTemp(bytes, `out.${format}`), format);
@@ -114,12 +88,11 @@ let server: RunningServer;
 let sample: Record<string, Buffer>;
 before(async () => {
   server = await startServer({ CONVERTD_RATE_LIMITS: 'off' });
-  reader = new Reader();
   sample = await samples();
   // The reader sees the sample in every new format, typed where the format has types.
   for (const format of NEW) await assertHoldsSample(sample[format]!, format, [format]);
 });
-after(async () => { reader.close(); await server.stop(); });
+after(async () => { await server.stop(); });
 
 /** Each unordered pair once (with at least one new format): A → B → A converts both advertised pairs. */
 const PAIRS = [...OLD, ...NEW].flatMap((a, i, all) => all.slice(i + 1).filter((b) => NEW.includes(a) || NEW.includes(b)).map((b) => (NEW.includes(a) ? [a, b] : [b, a]) as [string, string]));

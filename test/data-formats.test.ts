@@ -14,13 +14,12 @@
 // (path, value) listing, formula injection defused, broken input refused, XML entities never
 // expanded or fetched.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import ExcelJS from 'exceljs';
 import { strToU8, zipSync } from 'fflate';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
+import { readData } from './helpers/data-reader.ts';
 import { startServer, type RunningServer } from './helpers/server.ts';
 import { writeTemp } from './helpers/tools.ts';
 
@@ -49,14 +48,12 @@ const asText = (records: Records): Records => records.map((r) => Object.fromEntr
 
 /** The records of a file, as read_data.py reads them, values typed as the format types them. */
 async function readTyped(file: string, format: string): Promise<Records> {
-  const { stdout } = await promisify(execFile)('/usr/bin/python3', [path.resolve('test/helpers/read_data.py'), file, format, '--typed'], { maxBuffer: 256 * 1024 * 1024 });
-  return JSON.parse(stdout) as Records;
+  return await readData(file, format, { typed: true }) as Records;
 }
 
 /** The records as text values (read_data.py without --typed), for the mapping tests below. */
 async function readRecords(file: string, format: string): Promise<Array<Record<string, string>>> {
-  const { stdout } = await promisify(execFile)('/usr/bin/python3', [path.resolve('test/helpers/read_data.py'), file, format], { maxBuffer: 256 * 1024 * 1024 });
-  return JSON.parse(stdout) as Array<Record<string, string>>;
+  return await readData(file, format) as Array<Record<string, string>>;
 }
 
 const WORKBOOKS = new Set(['xlsx', 'ods']);

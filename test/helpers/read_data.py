@@ -5,7 +5,7 @@ or with --typed, each value as the format types it (numbers, booleans and text i
 yaml and toml; number, boolean and text cells in xlsx and ods; text only in csv, tsv and xml).
 
     read_data.py FILE FORMAT [--typed] [--formulas]
-    read_data.py --serve      (many files, one a line: see serve())
+    read_data.py --serve      (many files, one JSON request a line: see serve())
 
 XML is mapped as convertd documents it: attributes as "@_name" keys, text beside them as "#text",
 names with the prefixes the document wrote. --formulas reads a source workbook's cached formula
@@ -341,12 +341,15 @@ def read(path, fmt, typed=False, formulas=False):
 
 
 def serve():
-    """--serve: one request a line on stdin (FILE TAB FORMAT, typed), one JSON answer a line:
-    {"records": [...]} or {"error": "..."}; a test's many checks share one Python process."""
+    """--serve: one JSON request a line on stdin, [FILE, FORMAT, TYPED, FORMULAS] (the flags as
+    the command line's), one JSON answer a line: {"records": [...]} or {"error": "..."}; a test
+    file's many checks share one Python process (test/helpers/data-reader.ts)."""
     for line in sys.stdin:
-        path, fmt = line.rstrip("\n").split("\t")
+        if not line.strip():
+            continue
+        path, fmt, typed, formulas = json.loads(line)
         try:
-            answer = {"records": read(path, fmt, typed=True)}
+            answer = {"records": read(path, fmt, bool(typed), bool(formulas))}
         except (Exception, SystemExit) as error:  # the test reports it; the process goes on
             answer = {"error": f"{type(error).__name__}: {error}"}
         print(json.dumps(answer, ensure_ascii=False), flush=True)
