@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
-import type { PooledProgram, Reply } from '../../process/pool/index.ts';
+import { PYTHON_PROTOCOL, type PooledProgram, type Reply } from '../../process/pool/index.ts';
 import { lastErrorLine } from '../../process/runner.ts';
 
 const PYTHON = '/usr/bin/python3';
@@ -41,8 +41,8 @@ export function calibreProgram(maxOutputBytes: number): PooledProgram {
     command: () => ({
       program: PYTHON,
       args: [SCRIPT],
-      readOnly: [HELPERS],
-      env: { ...CALIBRE_ENV, PYTHONDONTWRITEBYTECODE: '1' },
+      readOnly: [HELPERS, PYTHON_PROTOCOL],
+      env: { ...CALIBRE_ENV, PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH: PYTHON_PROTOCOL },
       limits: { fileSizeBytes: maxOutputBytes },
       // calibre needs none: its sandbox stays as it was before it was pooled (docs/security.md#calibre).
       procfs: false,

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
-import type { PooledProgram, Reply } from '../../process/pool/index.ts';
+import { PYTHON_PROTOCOL, type PooledProgram, type Reply } from '../../process/pool/index.ts';
 
 const PYTHON = '/usr/bin/python3';
 const HELPERS = fileURLToPath(new URL('./helper/', import.meta.url));
@@ -73,8 +73,8 @@ export function libreOfficeProgram(maxOutputBytes: number): PooledProgram {
     command: (dir) => ({
       program: PYTHON,
       args: [SCRIPT, path.join(dir, 'profile')],
-      readOnly: [HELPERS, LIBREOFFICE_ETC],
-      env: { PYTHONDONTWRITEBYTECODE: '1', SAL_USE_VCLPLUGIN: 'svp' },
+      readOnly: [HELPERS, LIBREOFFICE_ETC, PYTHON_PROTOCOL],
+      env: { PYTHONDONTWRITEBYTECODE: '1', SAL_USE_VCLPLUGIN: 'svp', PYTHONPATH: PYTHON_PROTOCOL },
       limits: { fileSizeBytes: maxOutputBytes, addressSpaceBytes: OFFICE_ADDRESS_SPACE },
     }),
     failure: (reply: Reply) => reply.code === 'corrupt_input'

@@ -6,8 +6,15 @@
 // f the fraction done, as often as it likes (calibre's helper relays its tool's). It runs in a bubblewrap sandbox started by the process runner,
 // with its memory cgroup, so killing it takes everything it started along.
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
 import { lastErrorLine, runProcess, type ResourceLimits } from '../runner.ts';
+
+/**
+ * The protocol for helpers written in Python (python/pool_protocol.py): a program whose helper is
+ * Python puts this folder among its read-only paths and on its PYTHONPATH.
+ */
+export const PYTHON_PROTOCOL = fileURLToPath(new URL('./python/', import.meta.url));
 
 /** A process lives until it is recycled; the wall-clock limit per job is the pool's. */
 const PROCESS_LIFETIME_MS = 2 ** 31 - 1; // about 24 days, the longest a Node timer can wait

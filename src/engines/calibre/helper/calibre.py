@@ -26,7 +26,6 @@ Why each step is as it is (docs/security.md#calibre):
 """
 
 import ctypes
-import json
 import os
 import re
 import resource
@@ -59,6 +58,7 @@ PROTOCOL = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
 DEVNULL = os.open(os.devnull, os.O_RDWR)
 os.dup2(DEVNULL, 1)
 
+import pool_protocol  # noqa: E402  (src/process/pool/python/, on PYTHONPATH)
 import calibre.ptempfile  # noqa: E402
 from calibre.ebooks.conversion.cli import main as ebook_convert  # noqa: E402
 
@@ -67,7 +67,7 @@ STDERR_KEEP = 16 * 1024
 
 
 def answer(message):
-    PROTOCOL.write(json.dumps(message) + "\n")
+    pool_protocol.answer(message, PROTOCOL)
 
 
 def warm_up():
@@ -181,11 +181,7 @@ def convert(request):
 def main():
     warm_up()
     answer({"ready": True})
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        request = json.loads(line)
+    for request in pool_protocol.requests():
         reply = {"id": request.get("id")}
         try:
             if request.get("op") == "ping":

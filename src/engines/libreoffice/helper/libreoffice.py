@@ -2,7 +2,8 @@
 
 It starts one soffice with a private profile, connects over a UNO pipe, then converts files on
 request, each on soffice's main thread (see MainThreadCall). Requests and answers are JSON lines:
-one request on stdin, one answer on stdout.
+one request on stdin, one answer on stdout (the protocol's reading and writing are shared with
+the other Python helpers: src/process/pool/python/pool_protocol.py, on PYTHONPATH).
 
   {"id": 1, "op": "convert", "input": "/x/in.docx", "output": "/x/out.pdf", "filter": "writer_pdf_Export",
    "import_filter": null, "import_options": null, "export_options": null,
@@ -17,13 +18,13 @@ A range past the last page answers {"ok": false, "code": "invalid_option", "resu
 Anything else the process writes (soffice's own chatter) goes to stderr. The Node side owns
 timeouts and kills the whole process group when a request runs too long.
 """
-import json
 import os
 import subprocess
 import sys
 import threading
 import time
 
+import pool_protocol
 import uno
 import unohelper
 from com.sun.star.awt import XCallback
@@ -120,9 +121,7 @@ def on_main_thread(scheduler, office, function):
     return call.result
 
 
-def answer(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+answer = pool_protocol.answer
 
 
 def bridge_alive(desktop):
@@ -231,11 +230,7 @@ def main():
     closing = threading.Event()
     threading.Thread(target=exit_when_office_dies, args=(office, closing), daemon=True).start()
     answer({"ready": True})
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        request = json.loads(line)
+    for request in pool_protocol.requests():
         reply = {"id": request.get("id")}
         try:
             if office.poll() is not None:
