@@ -305,9 +305,14 @@ function mergeOverheadRows(document: string, rows: readonly string[][]): string 
   const widths = header.map((_, i) => Math.max(header[i]!.length, ...table.map((r) => r[i]!.length)));
   const line = (row: readonly string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const measured = [...new Set(rows.map((row) => row[0]))].join(', ');
-  const after = lines.slice(last + 1).filter((text) => !text.startsWith(FAMILY_NOTE));
+  // Earlier runs' notes stay (what they say of their rows' conditions still holds), the new one after them.
+  const rest = lines.slice(last + 1);
+  const earlier = rest.filter((text) => text.startsWith(FAMILY_NOTE));
+  const after = rest.filter((text) => !text.startsWith(FAMILY_NOTE));
+  while (after[0] === '') after.shift();
   const note = `${FAMILY_NOTE} on ${new Date().toISOString().slice(0, 10)} (the other rows as above): ${measured}.`;
-  const section = [...lines.slice(0, first), line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...table.map(line), '', note, ...after.slice(after[0] === '' ? 1 : 0)].join('\n');
+  const notes = [...earlier.flatMap((text) => [text, '']), note];
+  const section = [...lines.slice(0, first), line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...table.map(line), '', ...notes, ...after].join('\n');
   return `${document.slice(0, begin)}${section}${end < 0 ? '' : document.slice(end)}`;
 }
 
