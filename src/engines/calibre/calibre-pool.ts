@@ -18,7 +18,7 @@ const SCRIPT = path.join(HELPERS, 'calibre.py');
  * calibre's environment: PDF output renders with Qt WebEngine (Chromium), whose own sandbox
  * cannot start inside ours, so it is switched off there, the bubblewrap sandbox standing in for it.
  */
-export const CALIBRE_ENV: Readonly<Record<string, string>> = {
+const CALIBRE_ENV: Readonly<Record<string, string>> = {
   QT_QPA_PLATFORM: 'offscreen',
   QTWEBENGINE_CHROMIUM_FLAGS: '--no-sandbox --disable-gpu',
   CALIBRE_NO_NATIVE_FILEDIALOGS: '1',

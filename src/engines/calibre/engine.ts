@@ -15,16 +15,14 @@
 // exits 0 (docs/security.md#resource-limits).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { lastErrorLine } from '../../process/runner.ts';
 import type { ProcessPool } from '../../process/pool/index.ts';
 import type { ArchiveMembers } from '../capabilities.ts';
 import type { EngineContext } from '../module.ts';
 import { booleanOption, enumOption, narrow, numberOption, OPTIONS, type OptionSpec, type StepOptions } from '../options.ts';
 import { PooledEngine } from '../support/pooled-engine.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
-import { CALIBRE_ENV, calibreMessage, calibreProgram } from './calibre-pool.ts';
+import { calibreMessage, calibreProgram } from './calibre-pool.ts';
 
-const EBOOK_CONVERT = '/usr/bin/ebook-convert';
 /** The ebooks of today: each to each, and to docx, txt and pdf, and on through other engines. */
 const READS = ['epub', 'mobi', 'azw3', 'fb2', 'pdb'];
 const WRITES = ['epub', 'mobi', 'azw3', 'fb2', 'docx', 'txt', 'pdf'];
@@ -123,12 +121,10 @@ export class CalibreEngine extends PooledEngine implements Engine {
   readonly edges = EDGES;
   readonly reportsProgress = true;
   readonly pool: ProcessPool;
-  private readonly context: EngineContext<unknown>;
   private readonly archives: ArchiveMembers;
 
   constructor(context: EngineContext<unknown>) {
     super();
-    this.context = context;
     this.archives = context.use('archive-members');
     this.pool = context.pools.create(calibreProgram(context.maxOutputBytes), {
       // One helper per concurrent job, started on the first ebook job: many services convert none.
@@ -166,10 +162,8 @@ export class CalibreEngine extends PooledEngine implements Engine {
     }
   }
 
-  /** calibre answers, and its warm helper starts: the helper converts a sample of its own before it says it is ready. */
+  /** The warm helper starts: it imports calibre and converts a sample of its own before it says it is ready. */
   async probe(): Promise<void> {
-    const result = await this.context.run(EBOOK_CONVERT, ['--version'], { cwd: '/', timeoutMs: 30_000, captureStdout: true, env: CALIBRE_ENV });
-    if (!/calibre/i.test(result.stdout)) throw new Error(`ebook-convert did not run: ${lastErrorLine(result.stderr)}`);
     await this.pool.init();
     await this.pool.ask({ op: 'ping' }, 30_000, AbortSignal.timeout(90_000));
   }

@@ -3,8 +3,9 @@
 // A pooled process is a long-lived helper that speaks JSON lines over stdin/stdout: it prints
 // {"ready": true} once it can work, then answers each {"id", "op", ...} with {"id", "ok", ...}
 // ("ping" is the health check); while it works on a request it may send {"id", "progress": f},
-// f the fraction done, as often as it likes (calibre's helper relays its tool's). It runs in a bubblewrap sandbox started by the process runner,
-// with its memory cgroup, so killing it takes everything it started along.
+// f the fraction done, as often as it likes (calibre's helper relays its tool's). It runs in a
+// bubblewrap sandbox started by the process runner, with its memory cgroup, so killing it takes
+// everything it started along.
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ConvertdError } from '../../errors.ts';
