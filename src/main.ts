@@ -19,10 +19,6 @@ import { configureSandbox, giveEntriesToEngineUser, unenterableDirectory } from 
 import { LocalQueue } from './jobs/local-queue.ts';
 import { JobChanges } from './jobs/changes.ts';
 import type { EngineIsolation, JobQueue, JobStore } from './jobs/types.ts';
-import { openRedis, redactUrl } from './jobs/redis/connection.ts';
-import { BullQueue } from './jobs/redis/bullmq-queue.ts';
-import { RedisJobChanges } from './jobs/redis/redis-changes.ts';
-import { RedisJobStore } from './jobs/redis/redis-store.ts';
 import { RateLimits, redisLimiter, type LimiterFactory } from './http/rate-limits.ts';
 import { JobService } from './jobs/service.ts';
 import { SqliteJobStore } from './jobs/sqlite-store.ts';
@@ -31,7 +27,6 @@ import { JobWorker } from './jobs/worker.ts';
 import { openLogDestination } from './observability/log-destination.ts';
 import { Metrics } from './observability/metrics.ts';
 import { LocalStorage } from './storage/local.ts';
-import { S3Storage } from './storage/s3.ts';
 import type { FileStorage } from './storage/types.ts';
 
 interface Backends {
@@ -48,6 +43,11 @@ async function openBackends(config: Config, log: Logger): Promise<Backends> {
     const store = new SqliteJobStore(path.join(config.dataDir, 'convertd.sqlite'));
     return { store, queue: new LocalQueue(config.concurrency), changes: new JobChanges(), close: () => store.close() };
   }
+  // Loaded only here: BullMQ, ioredis and the S3 client take some 0.3 s of CPU to load, which an
+  // embedded service (and each of the tests' ~90 service starts) would spend for nothing.
+  const [{ openRedis, redactUrl }, { BullQueue }, { RedisJobChanges }, { RedisJobStore }] = await Promise.all([
+    import('./jobs/redis/connection.ts'), import('./jobs/redis/bullmq-queue.ts'), import('./jobs/redis/redis-changes.ts'), import('./jobs/redis/redis-store.ts'),
+  ]);
   const redis = await openRedis(config.redisUrl, { name: config.role });
   const subscriber = await openRedis(config.redisUrl, { name: `${config.role}-changes` });
   const changes = new RedisJobChanges(redis, subscriber);
@@ -75,6 +75,7 @@ async function openStorage(config: Config, log: Logger): Promise<{ storage: File
     if (leftovers > 0) log.info({ event: 'leftovers_removed', count: leftovers }, 'removed partial uploads and work directories of the previous run');
   }
   if (config.storage.kind === 'local') return { storage: local, close: () => undefined };
+  const { S3Storage } = await import('./storage/s3.ts'); // loaded only when used, as openBackends says
   const s3 = new S3Storage(config.storage, local);
   await s3.init();
   log.info({ event: 'storage', bucket: config.storage.bucket, prefix: config.storage.prefix, endpoint: config.storage.endpoint }, 'inputs and results in S3');
