@@ -180,5 +180,16 @@ test('concurrent jobs share the pool and all finish', { timeout: 300_000 }, asyn
   const sources = ['fodt', 'fods', 'fodp', 'txt', 'html', 'fodt', 'fods', 'fodp'];
   const results = await Promise.all(sources.map((ext, i) => convert(server.url, Buffer.from(TEXT_SAMPLES[ext]!), `doc${i}.${ext}`, 'pdf', QUEUED)));
   for (const { bytes } of results) assert.ok(await pdfPages(bytes) >= 1);
-  assert.equal((await sofficePids(server)).length, 2, 'still two processes: none crashed or leaked');
+  const pids = await sofficePids(server);
+  assert.equal(pids.length, 2, 'still two processes: none crashed or leaked');
+  // Each started as a LibreOffice that had run before (office-pool.ts): its profile names the
+  // installed version, so soffice skipped the graphics self-test of a version's first start
+  // (about 1.3 s of CPU at every pooled start), whose log it would have left in the profile.
+  const version = /LibreOffice (\d+\.\d+)/.exec(execFileSync('soffice', ['--version'], { encoding: 'utf8' }))![1]!;
+  for (const pid of pids) {
+    const profile = /-env:UserInstallation=file:\/\/([^\0]+)/.exec(await fs.readFile(`/proc/${pid}/cmdline`, 'utf8'))![1]!;
+    const settings = await fs.readFile(`${decodeURIComponent(profile)}/user/registrymodifications.xcu`, 'utf8');
+    assert.match(settings, new RegExp(`oor:name="ooSetupLastVersion"[^>]*><value>${version.replace('.', '\\.')}</value>`), 'the profile names the installed version');
+    await assert.rejects(fs.access(`${decodeURIComponent(profile)}/user/GraphicsRenderTests.log`), 'no graphics self-test ran');
+  }
 });
