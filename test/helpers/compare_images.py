@@ -10,8 +10,8 @@ start (Pillow and numpy take a while to import) and each reference is decoded on
 Decoding: Pillow (Debian's python3-pil) for every format it reads; XPM by read_xpm here;
 Debian's vips command line (not the libvips bundled with sharp) for the rest (HEIC, AVIF, JPEG
 XL, Radiance HDR), turned into an 8-bit sRGB PNG that Pillow then reads. By the file's extension:
-ffmpeg for XBM (Pillow 9.4 reads its set bits as white, where X11, ImageMagick and ffmpeg show
-black), XWD, PAM, DPX and OpenEXR; a few lines here for PFM, WBMP, OTB, and for MNG and JNG
+libavcodec (ffmpeg's decoders, through PyAV) for XBM (Pillow 9.4 reads its set bits as white,
+where X11, ImageMagick and ffmpeg show black), XWD, PAM, DPX and OpenEXR; a few lines here for PFM, WBMP, OTB, and for MNG and JNG
 (the PNG or JPEG stream they carry, which Pillow then decodes); readers here for SIXEL, VICAR,
 PGX, the vips format and GIMP's XCF (its layers composited), and for CALS (its group 4 stream
 put in a TIFF for Pillow's libtiff to decode). The first frame of an animated or
@@ -400,23 +400,36 @@ def decode_xcf_tile(data, at, count, bpp, compression):
     return tile.reshape(-1)
 
 
-def through_ffmpeg(path):
-    with tempfile.TemporaryDirectory() as tmp:
-        png = os.path.join(tmp, 'decoded.png')
-        # ffmpeg's own choice of PNG pixel format keeps what the file has (an alpha channel or none).
-        subprocess.run(['ffmpeg', '-v', 'error', '-i', path, '-frames:v', '1', png],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        im = Image.open(png)
-        im.load()
-        if im.mode in ('I', 'I;16', 'I;16B'):
-            # 16-bit grey, which Pillow's RGBA conversion would clip: its top 8 bits.
-            im = Image.fromarray((np.asarray(im, dtype=np.uint32) >> 8).astype(np.uint8))
-        return im
+def through_libavcodec(path):
+    """The first picture, decoded by libavcodec through PyAV (Debian's python3-av: the decoders of
+    the ffmpeg command line, in this process rather than an ffmpeg start of about 0.15 s of CPU
+    for each of some 250 outputs in a whole run), reduced to 8 bits a channel as `ffmpeg -i FILE
+    decoded.png` read by Pillow was: an alpha channel kept where the file has one, 16-bit and
+    float values converted by swscale to 16 bits and their top 8 bits kept (the same pixels as
+    that command line for every pixel format the tests' XBM, XWD, PAM, DPX and EXR files use,
+    checked when it was replaced).
+    """
+    import av  # only here: most comparisons never need it
+    with av.open(path) as container:
+        frame = next(container.decode(video=0))
+    components = frame.format.components
+    alpha = any(component.is_alpha for component in components)
+    deep = max(component.bits for component in components) > 8
+    grey = not frame.format.is_rgb and not frame.format.name.startswith('pal') and len(components) - alpha == 1
+    if grey and not alpha:
+        if deep:
+            return Image.fromarray((frame.reformat(format='gray16le').to_ndarray() >> 8).astype(np.uint8))
+        return Image.fromarray(frame.reformat(format='gray').to_ndarray())
+    mode = 'RGBA' if alpha else 'RGB'
+    if deep:
+        values = frame.reformat(format='rgba64le' if alpha else 'rgb48le').to_ndarray()
+        return Image.fromarray((values >> 8).astype(np.uint8), mode)
+    return Image.fromarray(frame.reformat(format='rgba' if alpha else 'rgb24').to_ndarray(), mode)
 
 
 # Formats Pillow 9.4 does not read, by the file's extension: a decoder that is not ImageMagick.
 BY_EXTENSION = {
-    'xbm': through_ffmpeg, 'xwd': through_ffmpeg, 'pam': through_ffmpeg, 'dpx': through_ffmpeg, 'exr': through_ffmpeg,
+    'xbm': through_libavcodec, 'xwd': through_libavcodec, 'pam': through_libavcodec, 'dpx': through_libavcodec, 'exr': through_libavcodec,
     'pfm': read_pfm, 'mng': read_mng, 'jng': read_jng, 'wbmp': read_wbmp, 'otb': read_otb,
     'sixel': read_sixel, 'cals': read_cals, 'vicar': read_vicar, 'pgx': read_pgx, 'vips': read_vips, 'xcf': read_xcf,
 }
