@@ -10,6 +10,7 @@ import tempfile
 import time
 
 import uno
+from office_profile import seed_profile
 from com.sun.star.beans import PropertyValue
 from com.sun.star.connection import NoConnectException
 
@@ -55,7 +56,7 @@ def connect(office, profile_url, deadline_seconds=60):
 
 
 source, target, filter_name, password = sys.argv[1:5]
-profile = tempfile.mkdtemp(prefix="convertd-encrypt-")
+profile = seed_profile(tempfile.mkdtemp(prefix="convertd-encrypt-"))
 profile_url = uno.systemPathToFileUrl(profile)
 office = start_office(profile_url)
 try:

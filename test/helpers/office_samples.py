@@ -15,6 +15,7 @@ import sys
 import time
 
 import uno
+from office_profile import seed_profile
 from com.sun.star.beans import PropertyValue
 from com.sun.star.connection import NoConnectException
 
@@ -33,7 +34,7 @@ def main():
     folder = sys.argv[1]
     jobs = json.load(sys.stdin)
     pipe = "convertd_samples_%d" % os.getpid()
-    profile = uno.systemPathToFileUrl(os.path.join(folder, "lo-samples-profile"))
+    profile = uno.systemPathToFileUrl(seed_profile(os.path.join(folder, "lo-samples-profile")))
     office = subprocess.Popen(
         ["/usr/lib/libreoffice/program/soffice.bin", "--headless", "--invisible", "--nologo", "--norestore",
          "--nodefault", "--nolockcheck", "--nofirststartwizard", "-env:UserInstallation=" + profile,
