@@ -21,7 +21,7 @@ import { strToU8, unzipSync, zipSync } from 'fflate';
 import { runProcess } from '../src/process/runner.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
 import { download, fetchCatalogue, submit, submitOk, waitForJob, type ProgressRecord } from './helpers/client.ts';
-import { BODY, handmadeDocx, MARKER, TITLE } from './helpers/documents.ts';
+import { BODY, handmadeDocx, handmadeEpub, MARKER, TITLE } from './helpers/documents.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
 const FILTER = fileURLToPath(new URL('../src/engines/pandoc/filters/no-external-images.lua', import.meta.url));
@@ -285,11 +285,13 @@ function linkedOdt(refs: readonly string[]): Buffer {
 
 /** An EPUB 3 whose one chapter names `refs` in raw HTML and CSS, and whose package names the first as its cover. */
 function linkedEpub(refs: readonly string[]): Buffer {
-  const chapter = `<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>${TITLE}</title><link rel="stylesheet" href="${refs[0]}"/></head><body><h1>${TITLE}</h1><p>${BODY}</p>${refs.map((ref) => `<img src="${ref}" alt="linked"/><video src="${ref}" poster="${ref}"></video><audio><source src="${ref}"/></audio><p style="background:url(${ref})">styled</p>`).join('')}</body></html>`;
-  const opf = `<?xml version="1.0" encoding="UTF-8"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">urn:uuid:12345678-1234-1234-1234-123456789abc</dc:identifier><dc:title>${TITLE}</dc:title><dc:language>en</dc:language><meta property="dcterms:modified">2026-01-01T00:00:00Z</meta><meta name="cover" content="cover"/></metadata><manifest><item id="ch" href="chapter.xhtml" media-type="application/xhtml+xml"/><item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/><item id="cover" href="${refs[0]}" media-type="image/png" properties="cover-image"/></manifest><spine><itemref idref="ch"/></spine></package>`;
-  const nav = `<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>nav</title></head><body><nav epub:type="toc"><ol><li><a href="chapter.xhtml">${TITLE}</a></li></ol></nav></body></html>`;
-  const container = '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>';
-  return zipPackage({ mimetype: 'application/epub+zip', 'META-INF/container.xml': container, 'OEBPS/content.opf': opf, 'OEBPS/chapter.xhtml': chapter, 'OEBPS/nav.xhtml': nav });
+  return handmadeEpub({
+    title: TITLE,
+    head: `<link rel="stylesheet" href="${refs[0]}"/>`,
+    body: `<p>${BODY}</p>${refs.map((ref) => `<img src="${ref}" alt="linked"/><video src="${ref}" poster="${ref}"></video><audio><source src="${ref}"/></audio><p style="background:url(${ref})">styled</p>`).join('')}`,
+    metadata: '<meta name="cover" content="cover"/>',
+    manifest: `<item id="cover" href="${refs[0]}" media-type="image/png" properties="cover-image"/>`,
+  });
 }
 
 /** A ZIP package with its mimetype entry first and stored, as ODF and EPUB require. */

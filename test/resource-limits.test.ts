@@ -7,13 +7,12 @@ import assert from 'node:assert/strict';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { strToU8, zipSync } from 'fflate';
 import { MAX_ENGINE_TASKS, configureCgroupLimits, removeServiceCgroups } from '../src/process/cgroups.ts';
 import { LAUNCHERS_WAITING, stopLaunchers } from '../src/process/launchers.ts';
 import { runProcess } from '../src/process/runner.ts';
 import { configureSandbox, giveToEngineUser } from '../src/process/sandbox.ts';
 import { convert, submitOk, waitForJob } from './helpers/client.ts';
-import { handmadeDocx } from './helpers/documents.ts';
+import { handmadeDocx, handmadeEpub } from './helpers/documents.ts';
 import { flatPng } from './helpers/fixtures.ts';
 import { startServer, tempDir, type RunningServer } from './helpers/server.ts';
 
@@ -116,14 +115,7 @@ test('a docx with a 144-megapixel picture kills LibreOffice for its memory: inpu
 
 /** A one-chapter EPUB showing `picture` (a PNG), written here. */
 function pictureEpub(title: string, picture: Buffer): Buffer {
-  const text = (value: string) => strToU8(value);
-  return Buffer.from(zipSync({
-    mimetype: [text('application/epub+zip'), { level: 0 }],
-    'META-INF/container.xml': text('<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>'),
-    'content.opf': text(`<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="2.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>${title}</dc:title><dc:identifier id="id">urn:uuid:1b0a7c3e-5a43-4d3c-9a55-0d4f1f3c2a10</dc:identifier><dc:language>en</dc:language></metadata><manifest><item id="c" href="chapter.xhtml" media-type="application/xhtml+xml"/><item id="p" href="picture.png" media-type="image/png"/></manifest><spine><itemref idref="c"/></spine></package>`),
-    'chapter.xhtml': text(`<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>${title}</title></head><body><h1>${title}</h1><p><img src="picture.png" alt="picture"/></p></body></html>`),
-    'picture.png': picture,
-  }));
+  return handmadeEpub({ title, body: '<p><img src="picture.png" alt="picture"/></p>', files: { 'picture.png': picture }, manifest: '<item id="p" href="picture.png" media-type="image/png"/>' });
 }
 
 test('an EPUB whose 144-megapixel picture calibre must scale for MOBI kills its forked child for its memory: input_too_complex, and the next book converts', { skip }, async () => {

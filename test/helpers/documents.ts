@@ -233,6 +233,22 @@ export function handmadeDocx(parts: { text: string; picture?: Uint8Array; linked
 }
 
 /**
+ * An EPUB 3 written by hand, beside handmadeDocx: one chapter (chapter.xhtml) whose body is `body`
+ * (HTML) under a heading `title`, `head` added to its head; `files` are further members (pictures),
+ * `manifest` further manifest items and `metadata` further metadata, as the test needs them. The
+ * mimetype member comes first and stored, as EPUB requires.
+ */
+export function handmadeEpub(parts: { title: string; body: string; head?: string; files?: Record<string, Uint8Array>; manifest?: string; metadata?: string }): Buffer {
+  const chapter = `<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>${parts.title}</title>${parts.head ?? ''}</head><body><h1>${parts.title}</h1>${parts.body}</body></html>`;
+  const opf = `<?xml version="1.0" encoding="UTF-8"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">urn:uuid:12345678-1234-1234-1234-123456789abc</dc:identifier><dc:title>${parts.title}</dc:title><dc:language>en</dc:language><meta property="dcterms:modified">2026-01-01T00:00:00Z</meta>${parts.metadata ?? ''}</metadata><manifest><item id="ch" href="chapter.xhtml" media-type="application/xhtml+xml"/><item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>${parts.manifest ?? ''}</manifest><spine><itemref idref="ch"/></spine></package>`;
+  const nav = `<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>nav</title></head><body><nav epub:type="toc"><ol><li><a href="chapter.xhtml">${parts.title}</a></li></ol></nav></body></html>`;
+  const container = '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>';
+  const members: Record<string, Uint8Array> = { 'META-INF/container.xml': strToU8(container), 'OEBPS/content.opf': strToU8(opf), 'OEBPS/chapter.xhtml': strToU8(chapter), 'OEBPS/nav.xhtml': strToU8(nav) };
+  for (const [name, data] of Object.entries(parts.files ?? {})) members[`OEBPS/${name}`] = data;
+  return Buffer.from(zipSync({ mimetype: [strToU8('application/epub+zip'), { level: 0 }], ...members }));
+}
+
+/**
  * A PDF with no text layer, as a scanner writes one: a page that is only a picture (of a framed
  * shape, no lettering), saved by Pillow, which adds no text of its own.
  */
