@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { referenceBlasEnvironment } from '../src/engines/support/reference-blas.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
@@ -43,6 +44,10 @@ const env = {
   // The tests' own checkers (Python with numpy, ffmpeg) load OpenBLAS, whose threads spin at
   // start: one thread saves about 15 % of each short run's CPU. (Engines get a clean environment.)
   OPENBLAS_NUM_THREADS: '1',
+  // The tests start ffmpeg and GDAL's tools themselves some 500 times (fixtures, checks): the
+  // reference BLAS the engines get saves each start ~45 ms of loading OpenBLAS, which they never
+  // use (src/engines/support/reference-blas.ts). The checkers' numpy makes no BLAS calls.
+  ...referenceBlasEnvironment(),
   // The run starts Node some 250 times (test files, services, the CLI): Node's compile cache keeps
   // each TypeScript file's stripped source and V8 code between them, about a second of CPU a
   // service start here. (Engines' sandboxed pool processes get none: a cache they could all write

@@ -4,7 +4,8 @@
 // docs/architecture.md's engine table all come from the list. Static and unit checks: no service
 // is started here (the pair tests convert through the real service).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -12,7 +13,7 @@ import { pino } from 'pino';
 import { ConfigError } from '../src/config.ts';
 import { catalogueOf, createEngines, debianPackagesOf, readEngineSettings, type AnyEngineModule } from '../src/engines/assembly.ts';
 import { ENGINE_MODULES } from '../src/engines/index.ts';
-import { defineEngine } from '../src/engines/module.ts';
+import { defineEngine, type RunProgram } from '../src/engines/module.ts';
 import type { ConversionEdge, Engine } from '../src/engines/types.ts';
 import { PROCESS_PACKAGES } from '../src/process/packages.ts';
 import { ARCHITECTURE_DOC, engineTable, withTable } from '../scripts/engine-table.ts';
@@ -237,4 +238,44 @@ test('a module that declares a capability its engine does not offer, or uses one
   }) as AnyEngineModule;
   const result = createEngines([fakeModule('provider', { provides: ['raster-images'], offers: true, created }), sneaky], new Map(), environment);
   assert.match(result.failed[0]?.reason ?? '', /uses "raster-images" without listing it in its needs/);
+});
+
+test("a module's environment reaches every program its engine runs; a run's own variables win", async () => {
+  let run: RunProgram | undefined;
+  const module = defineEngine({
+    id: 'with-environment', summary: 'fake', packages: { debian: [] }, formats: [],
+    environment: () => ({ CONVERTD_FAKE_SHARED: 'module', CONVERTD_FAKE_OWN: 'module' }),
+    create: (context) => {
+      run = context.run;
+      return { id: 'with-environment', edges: [], probe: async () => [], convert: async () => undefined } as unknown as Engine;
+    },
+  }) as AnyEngineModule;
+  const { failed } = createEngines([module], new Map(), environment);
+  assert.deepEqual(failed, []);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'convertd-environment-'));
+  try {
+    const result = await run!('/usr/bin/env', [], { cwd: dir, timeoutMs: 10_000, captureStdout: true, env: { CONVERTD_FAKE_OWN: 'run' } });
+    assert.match(result.stdout, /^CONVERTD_FAKE_SHARED=module$/m);
+    assert.match(result.stdout, /^CONVERTD_FAKE_OWN=run$/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('ffmpeg and GDAL start with the reference BLAS: neither loads OpenBLAS, which they link and never use (support/reference-blas.ts)', () => {
+  const loaded = (program: string, env: Readonly<Record<string, string>>) => execFileSync('/usr/bin/ldd', [program], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', ...env } });
+  for (const id of ['ffmpeg', 'gdal']) {
+    const module = ENGINE_MODULES.find((candidate) => candidate.id === id)!;
+    assert.ok(module.packages.debian.includes('libblas3') && module.packages.debian.includes('liblapack3'), `${id} asks for the reference libraries`);
+    const variables = module.environment?.() ?? {};
+    // The setup installs the reference libraries with the engine, so they are here.
+    assert.match(variables.LD_LIBRARY_PATH ?? '', /\/blas:.*\/lapack$/, `${id}'s environment names them`);
+    const program = id === 'ffmpeg' ? '/usr/bin/ffmpeg' : '/usr/bin/ogr2ogr';
+    // Control: on this machine the default BLAS is OpenBLAS (python3-numpy installs it), so the
+    // check below is not true by accident.
+    assert.match(loaded(program, {}), /libopenblas/, `${program} loads OpenBLAS by default here`);
+    const withReference = loaded(program, variables);
+    assert.doesNotMatch(withReference, /libopenblas/, `${program} still loads OpenBLAS`);
+    assert.match(withReference, /\/blas\/libblas\.so\.3/);
+  }
 });

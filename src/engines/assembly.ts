@@ -11,7 +11,7 @@ import { runProcess, setCommonEnvironment } from '../process/runner.ts';
 import { withScratchDir } from '../process/scratch.ts';
 import type { Capabilities, CapabilityName } from './capabilities.ts';
 import { FONT_ENVIRONMENT } from './support/fonts/index.ts';
-import type { EngineContext, EngineModule, MachineFacts } from './module.ts';
+import type { EngineContext, EngineModule, MachineFacts, RunProgram } from './module.ts';
 import type { EngineStatus } from './registry.ts';
 import type { Engine } from './types.ts';
 
@@ -103,6 +103,12 @@ export function createEngines(modules: readonly AnyEngineModule[], settings: Rea
   return { engines, failed };
 }
 
+/** `run` with `environment` added to every run's variables (the run's own win). */
+function withEnvironment(run: RunProgram, environment: Readonly<Record<string, string>>): RunProgram {
+  if (Object.keys(environment).length === 0) return run;
+  return (program, args, options) => run(program, args, { ...options, env: { ...environment, ...options.env } });
+}
+
 function contextFor(module: AnyEngineModule, settings: Record<string, unknown>, environment: EngineEnvironment, offered: ReadonlyMap<CapabilityName, unknown>): EngineContext<Record<string, unknown>> {
   const { log, concurrency, maxOutputBytes, runsJobs } = environment;
   const stateDir = path.join(environment.stateRoot, module.id);
@@ -110,7 +116,7 @@ function contextFor(module: AnyEngineModule, settings: Record<string, unknown>, 
     id: module.id,
     settings,
     log,
-    run: runProcess,
+    run: withEnvironment(runProcess, module.environment?.() ?? {}),
     withScratchDir: (work) => withScratchDir(module.id, work),
     pools: {
       create: (program, options) => new ProcessPool(program, { ...options, stateDir, log }),

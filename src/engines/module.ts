@@ -87,6 +87,12 @@ export interface EngineModule<S = Record<string, never>> {
   readonly provides?: readonly CapabilityName[];
   /** Capabilities it uses from other engines: the engines offering them are created first. */
   readonly needs?: readonly CapabilityName[];
+  /**
+   * Variables every program this engine starts through `context.run` gets, beside the runner's
+   * clean environment (a run's own `env` wins): what makes the engine's programs cheaper or safer
+   * to start wherever they run, not settings a user chooses (those are `settings`).
+   */
+  readonly environment?: () => Readonly<Record<string, string>>;
   create(context: EngineContext<S>): Engine;
 }
 
