@@ -41,12 +41,12 @@ const env = {
   // One probe cache for the run's ~90 service starts (src/engines/probe-cache.ts): each engine
   // is probed at the first start with its settings, and again whenever they or the code change.
   CONVERTD_PROBE_CACHE_DIR: path.join(runDir, 'probes'),
-  // The tests' own checkers (Python with numpy, ffmpeg) load OpenBLAS, whose threads spin at
-  // start: one thread saves about 15 % of each short run's CPU. (Engines get a clean environment.)
+  // The tests' own tools and checkers (ffmpeg and GDAL's tools some 500 times, Python with numpy)
+  // get the reference BLAS the engines get: loading OpenBLAS, which none of them calls here, cost
+  // each ffmpeg start ~45 ms (src/engines/support/reference-blas.ts). Where the machine has no
+  // reference BLAS, OpenBLAS keeps to one thread: its threads spin at start, about 15 % of each
+  // short run's CPU. (Engines get a clean environment.)
   OPENBLAS_NUM_THREADS: '1',
-  // The tests start ffmpeg and GDAL's tools themselves some 500 times (fixtures, checks): the
-  // reference BLAS the engines get saves each start ~45 ms of loading OpenBLAS, which they never
-  // use (src/engines/support/reference-blas.ts). The checkers' numpy makes no BLAS calls.
   ...referenceBlasEnvironment(),
   // The run starts Node some 250 times (test files, services, the CLI): Node's compile cache keeps
   // each TypeScript file's stripped source and V8 code between them, about a second of CPU a

@@ -271,7 +271,8 @@ test('ffmpeg and GDAL start with the reference BLAS: neither loads OpenBLAS, whi
     // The setup installs the reference libraries with the engine, so they are here.
     assert.match(variables.LD_LIBRARY_PATH ?? '', /\/blas:.*\/lapack$/, `${id}'s environment names them`);
     const program = id === 'ffmpeg' ? '/usr/bin/ffmpeg' : '/usr/bin/ogr2ogr';
-    // Control: on this machine the default BLAS is OpenBLAS (python3-numpy installs it), so the
+    // Control: on this machine the default BLAS is OpenBLAS (the setup's python3-fonttools
+    // brings SciPy, which brings it), so the
     // check below is not true by accident.
     assert.match(loaded(program, {}), /libopenblas/, `${program} loads OpenBLAS by default here`);
     const withReference = loaded(program, variables);

@@ -1,8 +1,9 @@
 // ffmpeg and GDAL link a BLAS without ever using it for a conversion here: ffmpeg through
 // pocketsphinx (its speech-recognition filter), GDAL through armadillo. Debian's libblas.so.3 is an
-// alternative that points to OpenBLAS wherever OpenBLAS is installed (python3-numpy brings it), and
-// OpenBLAS makes every start of these programs pay for it: some 20,000 symbol relocations resolved
-// at load (ffmpeg's libraries are linked to bind every symbol at once) and its thread set-up.
+// alternative that points to OpenBLAS wherever OpenBLAS is installed (here SciPy, which
+// python3-fonttools brings, brings it), and OpenBLAS makes every start of these programs pay for
+// it: some 20,000 symbol relocations resolved at load (ffmpeg's libraries are linked to bind
+// every symbol at once) and its thread set-up.
 // Measured here: `ffmpeg -version` 146 → 100 ms of CPU, `ogr2ogr --version` 92 → 64 ms with
 // Debian's reference BLAS and LAPACK instead (BENCHMARKS.md, change 48); the suite starts ffmpeg
 // a couple of thousand times.
