@@ -4,7 +4,7 @@
 // docs/architecture.md's engine table all come from the list. Static and unit checks: no service
 // is started here (the pair tests convert through the real service).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import { catalogueOf, createEngines, debianPackagesOf, readEngineSettings, type 
 import { ENGINE_MODULES } from '../src/engines/index.ts';
 import { defineEngine, type RunProgram } from '../src/engines/module.ts';
 import type { ConversionEdge, Engine } from '../src/engines/types.ts';
+import { makeModulesHome, systemModulesDirectory } from '../src/engines/support/vips-modules.ts';
 import { PROCESS_PACKAGES } from '../src/process/packages.ts';
 import { ARCHITECTURE_DOC, engineTable, withTable } from '../scripts/engine-table.ts';
 import { optionsTable, README, withOptionsTable } from '../scripts/options-table.ts';
@@ -278,5 +279,34 @@ test('ffmpeg and GDAL start with the reference BLAS: neither loads OpenBLAS, whi
     const withReference = loaded(program, variables);
     assert.doesNotMatch(withReference, /libopenblas/, `${program} still loads OpenBLAS`);
     assert.match(withReference, /\/blas\/libblas\.so\.3/);
+  }
+});
+
+test("the vips engine's programs load libvips' HEIF and JPEG XL modules only: ImageMagick's, poppler's and OpenSlide's loaders are out of reach (support/vips-modules.ts)", async () => {
+  const system = systemModulesDirectory();
+  assert.ok(system, 'libvips has a modules directory here (libvips-tools installs it)');
+  const home = await makeModulesHome(system);
+  assert.ok(home);
+  try {
+    const loaders = (env: Readonly<Record<string, string>>) => execFileSync('/usr/bin/vips', ['-l', 'foreign'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', ...env } });
+    // Control: by default libvips loads every module, ImageMagick's and poppler's among them.
+    const everything = loaders({});
+    for (const loader of ['heifload', 'jxlload', 'magickload', 'pdfload']) assert.match(everything, new RegExp(`\\(${loader}\\)`), `${loader} by default`);
+    const engines = loaders({ VIPSHOME: home });
+    for (const loader of ['heifload', 'heifsave', 'jxlload', 'jxlsave', 'jp2kload', 'pngload', 'vipsload']) assert.match(engines, new RegExp(`\\(${loader}\\)`), `${loader} under the engine's VIPSHOME`);
+    for (const loader of ['magickload', 'pdfload', 'openslideload']) assert.doesNotMatch(engines, new RegExp(`\\(${loader}\\)`), `${loader} under the engine's VIPSHOME`);
+    // What that means for a file vipsheader sniffs: a PDF is read by default, refused by the engine's.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'convertd-vips-test-'));
+    try {
+      const pdf = path.join(dir, 'page.pdf');
+      execFileSync('/usr/bin/gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', `-sOutputFile=${pdf}`, '-c', 'showpage']);
+      const header = (env: Readonly<Record<string, string>>) => spawnSync('/usr/bin/vipsheader', [pdf], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', ...env } });
+      assert.equal(header({}).status, 0, 'vipsheader reads a PDF by default');
+      assert.notEqual(header({ VIPSHOME: home }).status, 0, "vipsheader reads no PDF under the engine's VIPSHOME");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
   }
 });

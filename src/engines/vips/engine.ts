@@ -6,6 +6,7 @@
 // JPEG, GIF and AVIF results come through PNG and sharp, which the planner chains.
 // The raster options (support/raster-options.ts) map to the savers' own settings (Q, strip) and
 // to `vips thumbnail` for a size; each format also converts to itself (a HEIC made smaller).
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConvertdError } from '../../errors.ts';
 import { ensureSuccess, lastErrorLine, NATIVE_ADDRESS_SPACE } from '../../process/runner.ts';
@@ -13,6 +14,7 @@ import type { EngineContext } from '../module.ts';
 import { booleanOption, numberOption } from '../options.ts';
 import { outputSize, rasterOptions, requestedSize, type RasterTarget } from '../support/raster-options.ts';
 import type { ConversionEdge, ConvertRequest, Engine } from '../types.ts';
+import { makeModulesHome } from '../support/vips-modules.ts';
 
 const LOADER: Record<string, string> = {
   heic: 'heifload', jxl: 'jxlload', jp2: 'jp2kload', exr: 'openexrload', vips: 'vipsload', png: 'pngload', webp: 'webpload', tiff: 'tiffload', jpg: 'jpegload',
@@ -77,6 +79,12 @@ const STAGE_BYTES_PER_PIXEL = 8;
 
 const ENV = { VIPS_CONCURRENCY: '1' };
 
+/** What every vips and vipsheader run gets: ENV, and VIPSHOME with its binding where there is one (support/vips-modules.ts). */
+interface VipsRunSettings {
+  readonly env: Readonly<Record<string, string>>;
+  readonly readOnly: readonly string[];
+}
+
 export class VipsCliEngine implements Engine {
   readonly id = 'vips';
   /** Its probe keeps no state: a pass may be remembered by the edges that passed (probe-cache.ts). */
@@ -85,6 +93,8 @@ export class VipsCliEngine implements Engine {
   readonly edges = edges();
   readonly reportsProgress = false;
   private readonly context: EngineContext<unknown>;
+  /** The directory VIPSHOME names, made at the first run (the probe, or a job after a remembered probe). */
+  private modulesHome: Promise<string | undefined> | undefined;
 
   constructor(context: EngineContext<unknown>) {
     this.context = context;
@@ -94,22 +104,33 @@ export class VipsCliEngine implements Engine {
     return 0.5 + inputBytes / 2_000_000;
   }
 
+  private async runSettings(): Promise<VipsRunSettings> {
+    this.modulesHome ??= makeModulesHome();
+    const home = await this.modulesHome;
+    return home ? { env: { ...ENV, VIPSHOME: home }, readOnly: [home] } : { env: ENV, readOnly: [] };
+  }
+
+  async close(): Promise<void> {
+    const home = await this.modulesHome?.catch(() => undefined);
+    if (home) await fs.rm(home, { recursive: true, force: true });
+  }
+
   async probe(): Promise<readonly ConversionEdge[]> {
-    const { run, withScratchDir } = this.context;
+    const { withScratchDir } = this.context;
+    const { env, readOnly } = await this.runSettings();
+    const run = (program: string, args: string[], dir: string, captureStdout = false) => this.context.run(program, args, { cwd: dir, timeoutMs: 20_000, env, readOnly, captureStdout });
     return withScratchDir(async (dir) => {
-      const make = await run('/usr/bin/vips', ['black', 'probe.png', '8', '8', '--bands', '3'], { cwd: dir, timeoutMs: 20_000, env: ENV });
+      const make = await run('/usr/bin/vips', ['black', 'probe.png', '8', '8', '--bands', '3'], dir);
       ensureSuccess(make, 'vips');
       const working = new Set<string>(COMMON);
       for (const format of ONLY_HERE) {
-        const save = await run('/usr/bin/vips', ['pngload', 'probe.png', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV });
-        const load = save.exitCode === 0
-          ? await run('/usr/bin/vipsheader', ['-f', 'width', `probe.${format}`], { cwd: dir, timeoutMs: 20_000, env: ENV, captureStdout: true })
-          : undefined;
+        const save = await run('/usr/bin/vips', ['pngload', 'probe.png', `probe.${format}`], dir);
+        const load = save.exitCode === 0 ? await run('/usr/bin/vipsheader', ['-f', 'width', `probe.${format}`], dir, true) : undefined;
         if (load?.exitCode === 0 && load.stdout.trim() === '8') working.add(format);
       }
       if (!ONLY_HERE.some((f) => working.has(f))) throw new Error('vips reads and writes none of heic, jxl, jp2, vips here');
       // The read-only loaders, when this build has them (OpenEXR comes with libopenexr).
-      const loaders = await run('/usr/bin/vips', ['-l', 'foreign'], { cwd: dir, timeoutMs: 20_000, env: ENV, captureStdout: true });
+      const loaders = await run('/usr/bin/vips', ['-l', 'foreign'], dir, true);
       for (const format of READ_ONLY) if (loaders.stdout.includes(`(${LOADER[format]})`)) working.add(format);
       return this.edges.filter((e) => working.has(e.from) && working.has(e.to));
     });
@@ -123,8 +144,9 @@ export class VipsCliEngine implements Engine {
     // An intermediate `.v` holds the decoded pixels (bounded by the pixel cap checked below), which
     // may be larger than the result may be.
     const stageBytes = Math.max(limits.maxOutputBytes, limits.maxImagePixels * STAGE_BYTES_PER_PIXEL + 1_048_576);
+    const { env, readOnly } = await this.runSettings();
     const run = (program: string, args: string[], fileSizeBytes = limits.maxOutputBytes) =>
-      this.context.run(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env: ENV, captureStdout: true, limits: { fileSizeBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
+      this.context.run(program, args, { cwd: workDir, timeoutMs: limits.timeoutMs, signal, env, readOnly, captureStdout: true, limits: { fileSizeBytes, addressSpaceBytes: NATIVE_ADDRESS_SPACE } });
 
     // The header alone, with the same explicit loader: refuse pixel floods before decoding.
     const header = await run('/usr/bin/vipsheader', ['-a', `${path.basename(input)}`]);
