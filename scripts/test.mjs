@@ -48,6 +48,10 @@ const env = {
   // short run's CPU. (Engines get a clean environment.)
   OPENBLAS_NUM_THREADS: '1',
   ...referenceBlasEnvironment(),
+  // The tests' own Tesseract readings (vector-formats, ocr-formats) on one thread, as the engine's
+  // are (src/engines/tesseract/engine.ts): with its OpenMP threads a 150 dpi page took 7.2 s of
+  // CPU here, on one 2.2 s, in less wall time too (the threads spin while they wait).
+  OMP_THREAD_LIMIT: '1',
   // The run starts Node some 250 times (test files, services, the CLI): Node's compile cache keeps
   // each TypeScript file's stripped source and V8 code between them, about a second of CPU a
   // service start here. (Engines' sandboxed pool processes get none: a cache they could all write
