@@ -19,7 +19,6 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
-from xml.sax.saxutils import escape
 
 NS = {
     "c": "http://schemas.openxmlformats.org/drawingml/2006/chart",
@@ -41,6 +40,12 @@ MAX_POINTS = 10_000
 
 class Skip(Exception):
     pass
+
+
+def escape(text):
+    # xml.sax.saxutils.escape, written out: importing xml.sax.saxutils imports urllib.request
+    # (http.client, email), 45 ms of a run's 130 ms here (python3 -X importtime).
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def read(archive, name, cap):
